@@ -1,0 +1,11 @@
+//! Data loaders for rankrisk.
+//!
+//! Every sample carries a stable id (its index in the data set) because the solvers keep
+//! per-sample state (ADMM's z and lambda, SBCD's per-positive duals) indexed by it. Loaders that
+//! build tensors take the target [`burn::tensor::Device`] explicitly.
+
+pub mod error;
+pub mod tabular;
+
+pub use error::DataError;
+pub use tabular::{LabelColumn, Tabular, load_builtin, read_csv, read_libsvm};

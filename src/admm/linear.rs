@@ -1,0 +1,602 @@
+//! Algorithm 1 of papers/rank-based-loss-admm.txt for linear scores `X w`, on the CPU.
+//!
+//! With `D = -diag(y) X` and the splitting `z = D w` (problem 9), one iteration is
+//!
+//! ```text
+//! z^{k+1} = argmin_z Omega(z) + rho/2 ||z - D w^k + lambda^k / rho||^2        (PAVA, problem 10)
+//! w^{k+1} = argmin_w rho/2 ||z^{k+1} - D w + lambda^k / rho||^2 + g(w) + r/2 ||w - w^k||^2
+//! lambda^{k+1} = lambda^k + rho (z^{k+1} - D w^{k+1})
+//! ```
+//!
+//! The w-step is solved exactly: in closed form for `g = 0` and `g = mu/2 ||w||^2` through one
+//! eigendecomposition of `X^T X` (so every `rho` of a schedule costs `O(d^2)`), by FISTA with
+//! warm start for l1 / elastic net / MCP / SCAD, and for sADMM (section 4) by L-BFGS on the
+//! Moreau envelope `M_{g,gamma}`, reporting `w~ = prox_{g,gamma}(w)`. Since `D^T D = X^T X`, the
+//! smooth part of the w-step only needs the `d x d` Gram matrix, not a pass over the data.
+
+use std::time::Instant;
+
+use crate::admm::schedule::{GammaSchedule, Progress, RhoSchedule};
+use crate::linalg::{SymEigen, dot, norm};
+use crate::loss::Loss;
+use crate::pava::Pava;
+use crate::regularizer::Regularizer;
+use crate::weights::{Sigma, Weights};
+
+/// Why the solver refused its input.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AdmmError {
+    /// Shapes or values of the data are unusable.
+    #[error("data: {0}")]
+    Data(String),
+    /// A setting is out of range.
+    #[error("settings: {0}")]
+    Settings(String),
+}
+
+/// Settings of Algorithm 1.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AdmmConfig {
+    /// Individual loss `l`.
+    pub loss: Loss,
+    /// Weights `sigma` of the rank-based loss.
+    pub weights: Weights,
+    /// Regularizer `g`.
+    pub reg: Regularizer,
+    /// Penalty schedule; `None` is a constant on the scale of the weights (see
+    /// [`RhoSchedule::default_for`]). Table 6's schedules are `RhoSchedule::SRM`, `AORR`, `EHRM`.
+    pub rho: Option<RhoSchedule>,
+    /// Proximal weight `r` of the w-step. For a weakly convex `g` it is raised to at least `2c`
+    /// so that the w-step is strongly convex (Assumption 3 asks for an exact w-step).
+    pub r: f64,
+    /// Iteration cap (the paper: 300).
+    pub max_iter: usize,
+    /// Relative tolerance on the primal residual `||z - D w||` and the dual residual
+    /// `rho ||D (w^{k+1} - w^k)||`.
+    pub tol: f64,
+    /// `Some` for sADMM: `g` is replaced by its Moreau envelope with this `gamma_k`.
+    pub smoothing: Option<GammaSchedule>,
+    /// Iteration cap of the inner FISTA / L-BFGS.
+    pub inner_max_iter: usize,
+    /// Relative tolerance of the inner solver.
+    pub inner_tol: f64,
+}
+
+impl Default for AdmmConfig {
+    /// Logistic ERM with `g = 0.005 ||w||^2`, constant penalty `max sigma / 2`, 300 iterations.
+    fn default() -> Self {
+        AdmmConfig {
+            loss: Loss::Logistic,
+            weights: Weights::Erm,
+            reg: Regularizer::L2 { mu: 0.01 },
+            rho: None,
+            r: 1e-6,
+            max_iter: 300,
+            tol: 1e-6,
+            smoothing: None,
+            inner_max_iter: 1000,
+            inner_tol: 1e-10,
+        }
+    }
+}
+
+/// One row of the iteration history.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct IterRecord {
+    /// Iteration (1-based).
+    pub iter: usize,
+    /// Objective (1) at `w^{k+1}` (at `w~` for sADMM).
+    pub objective: f64,
+    /// `||z^{k+1} - D w^{k+1}||`.
+    pub primal_residual: f64,
+    /// `rho ||D (w^{k+1} - w^k)||`.
+    pub dual_residual: f64,
+    /// Penalty used in this iteration.
+    pub rho: f64,
+    /// Blocks of the PAVA solution.
+    pub pava_blocks: usize,
+    /// Inner iterations of the w-step (0 for the closed form).
+    pub inner_iterations: usize,
+    /// Seconds since the start.
+    pub seconds: f64,
+}
+
+/// What the solver returns.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AdmmResult {
+    /// The model: the iterate `w^k` (`w~^k = prox_{g,gamma}(w^k)` for sADMM) with the lowest
+    /// objective (1) over iterations `k >= 1`. On convex problems this is the last iterate up
+    /// to rounding; on nonconvex ones (AoRR, CPT, MCP, SCAD) ADMM is not monotone and the
+    /// best iterate is kept.
+    pub w: Vec<f64>,
+    /// Objective (1) at the last iterate.
+    pub final_objective: f64,
+    /// Final split variable `z`.
+    pub z: Vec<f64>,
+    /// Final multipliers `lambda`.
+    pub lambda: Vec<f64>,
+    /// Objective (1) at `w`.
+    pub objective: f64,
+    /// Iteration (1-based) at which `w` was reached.
+    pub best_iteration: usize,
+    /// Iterations run.
+    pub iterations: usize,
+    /// Whether both residuals fell below the tolerance before the cap.
+    pub converged: bool,
+    /// One record per iteration.
+    pub history: Vec<IterRecord>,
+}
+
+/// The data of problem (1): `X` row-major `n x d`, labels in {-1, +1}.
+#[derive(Debug, Clone, Copy)]
+pub struct LinearData<'a> {
+    /// Features, row-major.
+    pub x: &'a [f64],
+    /// Labels.
+    pub y: &'a [f64],
+    /// Number of features.
+    pub d: usize,
+}
+
+impl<'a> LinearData<'a> {
+    /// Check shapes, finiteness, labels.
+    ///
+    /// # Errors
+    /// [`AdmmError::Data`] naming the problem.
+    pub fn new(x: &'a [f64], y: &'a [f64], d: usize) -> Result<Self, AdmmError> {
+        let n = y.len();
+        if n == 0 || d == 0 {
+            return Err(AdmmError::Data(format!(
+                "empty data ({n} rows, {d} features)"
+            )));
+        }
+        if x.len() != n * d {
+            return Err(AdmmError::Data(format!(
+                "{} values for {n} rows of {d} features",
+                x.len()
+            )));
+        }
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err(AdmmError::Data(format!(
+                "feature {} of row {} is not finite",
+                i % d,
+                i / d
+            )));
+        }
+        if let Some(i) = y.iter().position(|&v| v != 1.0 && v != -1.0) {
+            return Err(AdmmError::Data(format!(
+                "label of row {i} is {} (expected -1 or +1)",
+                y[i]
+            )));
+        }
+        Ok(LinearData { x, y, d })
+    }
+
+    /// Number of rows.
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+
+    /// `u = D w = -y .* (X w)`.
+    pub fn d_times(&self, w: &[f64], u: &mut [f64]) {
+        for (i, ui) in u.iter_mut().enumerate() {
+            *ui = -self.y[i] * dot(&self.x[i * self.d..(i + 1) * self.d], w);
+        }
+    }
+
+    /// `out = D^T v = -sum_i y_i v_i x_i`.
+    pub fn dt_times(&self, v: &[f64], out: &mut [f64]) {
+        out.fill(0.0);
+        for i in 0..self.n() {
+            let c = -self.y[i] * v[i];
+            for (o, &xij) in out.iter_mut().zip(&self.x[i * self.d..(i + 1) * self.d]) {
+                *o += c * xij;
+            }
+        }
+    }
+
+    /// `X^T X` (= `D^T D`), row-major `d x d`.
+    pub fn gram(&self) -> Vec<f64> {
+        let d = self.d;
+        let mut g = vec![0.0; d * d];
+        for i in 0..self.n() {
+            let row = &self.x[i * d..(i + 1) * d];
+            for a in 0..d {
+                let ra = row[a];
+                for b in a..d {
+                    g[a * d + b] += ra * row[b];
+                }
+            }
+        }
+        for a in 0..d {
+            for b in 0..a {
+                g[a * d + b] = g[b * d + a];
+            }
+        }
+        g
+    }
+
+    /// Scores `X w`.
+    pub fn scores(&self, w: &[f64]) -> Vec<f64> {
+        (0..self.n())
+            .map(|i| dot(&self.x[i * self.d..(i + 1) * self.d], w))
+            .collect()
+    }
+}
+
+/// Objective (1): `sum_i sigma_i l((D w)_[i]) + g(w)`.
+pub fn objective(
+    data: &LinearData<'_>,
+    loss: &Loss,
+    sigma: &Sigma,
+    reg: &Regularizer,
+    w: &[f64],
+) -> f64 {
+    let mut u = vec![0.0; data.n()];
+    data.d_times(w, &mut u);
+    sigma.rank_loss(loss, &u) + reg.value(w)
+}
+
+/// The smooth part of the w-step, `rho/2 w^T G w - rho b^T w + r/2 ||w - w_k||^2`, and its
+/// gradient `rho (G w - b) + r (w - w_k)`.
+struct Quadratic<'a> {
+    gram: &'a [f64],
+    b: &'a [f64],
+    w_k: &'a [f64],
+    rho: f64,
+    r: f64,
+}
+
+impl Quadratic<'_> {
+    fn value_grad(&self, w: &[f64], grad: &mut [f64]) -> f64 {
+        let d = w.len();
+        let mut value = 0.0;
+        for a in 0..d {
+            let gw = dot(&self.gram[a * d..(a + 1) * d], w);
+            grad[a] = self.rho * (gw - self.b[a]) + self.r * (w[a] - self.w_k[a]);
+            value += 0.5 * self.rho * w[a] * gw - self.rho * self.b[a] * w[a]
+                + 0.5 * self.r * (w[a] - self.w_k[a]).powi(2);
+        }
+        value
+    }
+}
+
+/// Accelerated proximal gradient (FISTA with gradient-based restart) on `q + g`, warm-started
+/// at `w`; returns the iterations used.
+fn fista(
+    q: &Quadratic<'_>,
+    reg: &Regularizer,
+    lipschitz: f64,
+    w: &mut [f64],
+    max_iter: usize,
+    tol: f64,
+) -> usize {
+    let d = w.len();
+    let step = 1.0 / lipschitz;
+    let mut y = w.to_vec();
+    let mut grad = vec![0.0; d];
+    let mut w_new = vec![0.0; d];
+    let mut t = 1.0f64;
+    for it in 1..=max_iter {
+        q.value_grad(&y, &mut grad);
+        for j in 0..d {
+            w_new[j] = reg.prox_1d(y[j] - step * grad[j], step);
+        }
+        let mut diff2 = 0.0;
+        let mut restart = 0.0;
+        for j in 0..d {
+            let dw = w_new[j] - w[j];
+            diff2 += dw * dw;
+            restart += (y[j] - w_new[j]) * dw;
+        }
+        let t_new = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
+        let momentum = if restart > 0.0 {
+            0.0
+        } else {
+            (t - 1.0) / t_new
+        };
+        t = if restart > 0.0 { 1.0 } else { t_new };
+        for j in 0..d {
+            y[j] = w_new[j] + momentum * (w_new[j] - w[j]);
+        }
+        w.copy_from_slice(&w_new);
+        if diff2.sqrt() <= tol * norm(w).max(1.0) {
+            return it;
+        }
+    }
+    max_iter
+}
+
+/// L-BFGS (memory 10, Armijo backtracking) on a smooth function given as value+gradient.
+fn lbfgs(f: &dyn Fn(&[f64], &mut [f64]) -> f64, w: &mut [f64], max_iter: usize, tol: f64) -> usize {
+    const MEMORY: usize = 10;
+    let d = w.len();
+    let mut grad = vec![0.0; d];
+    let mut value = f(w, &mut grad);
+    let g0 = norm(&grad).max(1e-300);
+    let mut s_hist: Vec<Vec<f64>> = Vec::new();
+    let mut y_hist: Vec<Vec<f64>> = Vec::new();
+    let mut dir = vec![0.0; d];
+    let mut trial = vec![0.0; d];
+    let mut trial_grad = vec![0.0; d];
+    for it in 1..=max_iter {
+        if norm(&grad) <= tol * g0.max(1.0) {
+            return it - 1;
+        }
+        // two-loop recursion
+        dir.copy_from_slice(&grad);
+        let m = s_hist.len();
+        let mut alpha = vec![0.0; m];
+        for i in (0..m).rev() {
+            let rho_i = 1.0 / dot(&y_hist[i], &s_hist[i]);
+            alpha[i] = rho_i * dot(&s_hist[i], &dir);
+            for j in 0..d {
+                dir[j] -= alpha[i] * y_hist[i][j];
+            }
+        }
+        if let (Some(s), Some(y)) = (s_hist.last(), y_hist.last()) {
+            let scale = dot(s, y) / dot(y, y);
+            dir.iter_mut().for_each(|v| *v *= scale);
+        }
+        for i in 0..m {
+            let rho_i = 1.0 / dot(&y_hist[i], &s_hist[i]);
+            let beta = rho_i * dot(&y_hist[i], &dir);
+            for j in 0..d {
+                dir[j] += (alpha[i] - beta) * s_hist[i][j];
+            }
+        }
+        dir.iter_mut().for_each(|v| *v = -*v);
+        let mut slope = dot(&grad, &dir);
+        if slope >= 0.0 {
+            // not a descent direction: fall back to steepest descent
+            for j in 0..d {
+                dir[j] = -grad[j];
+            }
+            slope = -dot(&grad, &grad);
+            s_hist.clear();
+            y_hist.clear();
+        }
+        let mut step = 1.0;
+        let mut accepted = false;
+        for _ in 0..60 {
+            for j in 0..d {
+                trial[j] = w[j] + step * dir[j];
+            }
+            let tv = f(&trial, &mut trial_grad);
+            if tv <= value + 1e-4 * step * slope {
+                let s: Vec<f64> = (0..d).map(|j| trial[j] - w[j]).collect();
+                let y: Vec<f64> = (0..d).map(|j| trial_grad[j] - grad[j]).collect();
+                if dot(&s, &y) > 1e-16 * norm(&s) * norm(&y) {
+                    if s_hist.len() == MEMORY {
+                        s_hist.remove(0);
+                        y_hist.remove(0);
+                    }
+                    s_hist.push(s);
+                    y_hist.push(y);
+                }
+                w.copy_from_slice(&trial);
+                grad.copy_from_slice(&trial_grad);
+                value = tv;
+                accepted = true;
+                break;
+            }
+            step *= 0.5;
+        }
+        if !accepted {
+            return it;
+        }
+    }
+    max_iter
+}
+
+/// Run Algorithm 1 (ADMM, or sADMM when `cfg.smoothing` is set) from `w0` (zeros by default).
+///
+/// # Errors
+/// [`AdmmError`] for unusable data or settings (invalid weights, `k > n`, `gamma >= 1/c`, ...).
+pub fn solve(
+    data: &LinearData<'_>,
+    cfg: &AdmmConfig,
+    w0: Option<&[f64]>,
+) -> Result<AdmmResult, AdmmError> {
+    let (n, d) = (data.n(), data.d);
+    let settings = |e: String| AdmmError::Settings(e);
+    cfg.loss.validate().map_err(|e| settings(e.to_string()))?;
+    cfg.reg.validate().map_err(|e| settings(e.to_string()))?;
+    let sigma = cfg.weights.sigma(n).map_err(|e| settings(e.to_string()))?;
+    let schedule = cfg.rho.unwrap_or_else(|| RhoSchedule::default_for(&sigma));
+    schedule.validate().map_err(settings)?;
+    if !(cfg.r.is_finite() && cfg.r >= 0.0) {
+        return Err(settings(format!("r must be >= 0, got {}", cfg.r)));
+    }
+    if !(cfg.tol.is_finite() && cfg.tol > 0.0) {
+        return Err(settings(format!("tol must be > 0, got {}", cfg.tol)));
+    }
+    if let Some(gs) = &cfg.smoothing
+        && !(gs.gamma0 > 0.0 && gs.floor > 0.0 && gs.gamma0 < cfg.reg.max_gamma())
+    {
+        return Err(settings(format!(
+            "sADMM needs 0 < gamma < 1/c = {}, got gamma0 = {}, floor = {}",
+            cfg.reg.max_gamma(),
+            gs.gamma0,
+            gs.floor
+        )));
+    }
+    let mut w = match w0 {
+        Some(w0) if w0.len() == d => w0.to_vec(),
+        Some(w0) => {
+            return Err(AdmmError::Data(format!(
+                "w0 has {} entries for {d} features",
+                w0.len()
+            )));
+        }
+        None => vec![0.0; d],
+    };
+
+    let gram = data.gram();
+    let eig = SymEigen::new(&gram, d);
+    let lambda_max = eig.values.iter().cloned().fold(0.0, f64::max);
+    let r = cfg.r.max(2.0 * cfg.reg.weak_convexity());
+    let (quad_mu, closed_form) = match cfg.reg {
+        Regularizer::None => (0.0, cfg.smoothing.is_none()),
+        Regularizer::L2 { mu } => (mu, cfg.smoothing.is_none()),
+        _ => (0.0, false),
+    };
+
+    let start = Instant::now();
+    let mut pava = Pava::new();
+    let mut u = vec![0.0; n];
+    data.d_times(&w, &mut u);
+    let mut z = u.clone();
+    let mut lambda = vec![0.0; n];
+    let mut m = vec![0.0; n];
+    let mut c = vec![0.0; n];
+    let mut b = vec![0.0; d];
+    let mut rhs = vec![0.0; d];
+    let mut u_new = vec![0.0; n];
+    let mut rho = schedule.initial();
+    let mut history = Vec::new();
+    let mut converged = false;
+    let mut w_report = w.clone();
+    let mut best: Option<(f64, usize, Vec<f64>)> = None;
+    for k in 0..cfg.max_iter {
+        // z-step: problem (10) with m = D w^k - lambda^k / rho.
+        for i in 0..n {
+            m[i] = u[i] - lambda[i] / rho;
+        }
+        let z_old = z.clone();
+        let stats = pava
+            .solve(&cfg.loss, &sigma, rho, &m, &mut z)
+            .map_err(|e| AdmmError::Data(format!("z-step: {e}")))?;
+        // w-step.
+        for i in 0..n {
+            c[i] = z[i] + lambda[i] / rho;
+        }
+        data.dt_times(&c, &mut b);
+        let w_old = w.clone();
+        let inner_iterations;
+        if closed_form {
+            for j in 0..d {
+                rhs[j] = rho * b[j] + r * w_old[j];
+            }
+            eig.solve_shifted(rho, quad_mu + r, &rhs, &mut w);
+            inner_iterations = 0;
+        } else {
+            let q = Quadratic {
+                gram: &gram,
+                b: &b,
+                w_k: &w_old,
+                rho,
+                r,
+            };
+            match &cfg.smoothing {
+                None => {
+                    let lipschitz = rho * lambda_max + r;
+                    inner_iterations = fista(
+                        &q,
+                        &cfg.reg,
+                        lipschitz,
+                        &mut w,
+                        cfg.inner_max_iter,
+                        cfg.inner_tol,
+                    );
+                }
+                Some(gs) => {
+                    let gamma = gs.at(k);
+                    let reg = cfg.reg;
+                    let mut env_grad = vec![0.0; d];
+                    let f = |v: &[f64], grad: &mut [f64]| {
+                        let value = q.value_grad(v, grad) + reg.moreau(v, gamma);
+                        let mut eg = vec![0.0; v.len()];
+                        reg.moreau_grad(v, gamma, &mut eg);
+                        for (g, e) in grad.iter_mut().zip(&eg) {
+                            *g += e;
+                        }
+                        value
+                    };
+                    inner_iterations = lbfgs(&f, &mut w, cfg.inner_max_iter, cfg.inner_tol);
+                    reg.prox(&w, gamma, &mut env_grad);
+                    w_report.copy_from_slice(&env_grad);
+                }
+            }
+        }
+        if cfg.smoothing.is_none() {
+            w_report.copy_from_slice(&w);
+        }
+        // dual step
+        data.d_times(&w, &mut u_new);
+        let mut primal2 = 0.0;
+        let mut dual2 = 0.0;
+        let mut dz2 = 0.0;
+        for i in 0..n {
+            let res = z[i] - u_new[i];
+            lambda[i] += rho * res;
+            primal2 += res * res;
+            dual2 += (u_new[i] - u[i]).powi(2);
+            dz2 += (z[i] - z_old[i]).powi(2);
+        }
+        let primal = primal2.sqrt();
+        let dual = rho * dual2.sqrt();
+        std::mem::swap(&mut u, &mut u_new);
+        let objective = sigma.rank_loss(&cfg.loss, &{
+            let mut ur = vec![0.0; n];
+            data.d_times(&w_report, &mut ur);
+            ur
+        }) + cfg.reg.value(&w_report);
+        if best.as_ref().is_none_or(|(b, _, _)| objective < *b) {
+            best = Some((objective, k + 1, w_report.clone()));
+        }
+        history.push(IterRecord {
+            iter: k + 1,
+            objective,
+            primal_residual: primal,
+            dual_residual: dual,
+            rho,
+            pava_blocks: stats.blocks,
+            inner_iterations,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+        let scale_p = norm(&z).max(norm(&u)).max(1.0);
+        let scale_d = norm(&lambda).max(1.0);
+        if primal <= cfg.tol * scale_p && dual <= cfg.tol * scale_d && k > 0 {
+            converged = true;
+            break;
+        }
+        let dw_norm = w
+            .iter()
+            .zip(&w_old)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let progress = Progress {
+            primal_residual: primal,
+            dual_residual: dual,
+            dz_norm: dz2.sqrt(),
+            dw_norm,
+            d_norm: lambda_max.sqrt(),
+            z_norm: norm(&z),
+        };
+        rho = schedule.next(k, rho, &progress);
+        if !(rho.is_finite() && rho > 0.0) {
+            return Err(settings(format!(
+                "the rho schedule produced {rho} at iteration {}",
+                k + 1
+            )));
+        }
+    }
+    let final_objective = history.last().map_or_else(
+        || objective(data, &cfg.loss, &sigma, &cfg.reg, &w_report),
+        |h| h.objective,
+    );
+    let (objective, best_iteration, w_best) = best.unwrap_or((final_objective, 0, w_report));
+    Ok(AdmmResult {
+        w: w_best,
+        final_objective,
+        best_iteration,
+        z,
+        lambda,
+        objective,
+        iterations: history.len(),
+        converged,
+        history,
+    })
+}

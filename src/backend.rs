@@ -1,0 +1,267 @@
+//! Run-time choice of the Burn backend.
+//!
+//! Burn 0.22 has no backend type parameter: a [`Device`] value picks the backend when the
+//! program runs. This module maps the user's choice (`--backend`, or the `BURN_DEVICE`
+//! environment variable) to an autodiff-enabled device, and tells the user clearly when the
+//! wgpu backend has no adapter to run on.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Mutex, OnceLock};
+
+use burn::tensor::Device;
+use burn::tensor::wgpu::wgpu;
+
+/// The environment variable that selects a backend when no flag is given.
+pub const BACKEND_ENV: &str = "BURN_DEVICE";
+
+/// The backends compiled into rankrisk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// GPU through wgpu (Vulkan, Metal, DX12 or GL, whichever the machine has; on a machine
+    /// without a GPU, Mesa's software Vulkan driver lavapipe also works).
+    Wgpu,
+    /// CPU through the `ndarray` crate.
+    Ndarray,
+    /// CPU through Burn's pure-Rust `flex` backend.
+    Flex,
+}
+
+impl BackendKind {
+    /// Every compiled backend, in the order `rankrisk info` lists them.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Wgpu, BackendKind::Ndarray, BackendKind::Flex];
+
+    /// The backend named by `BURN_DEVICE`, `Ok(None)` when the variable is unset or empty.
+    ///
+    /// # Errors
+    /// [`BackendError::UnknownBackend`] when the variable names no compiled backend.
+    pub fn from_env() -> Result<Option<BackendKind>, BackendError> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(value) if !value.trim().is_empty() => value.parse().map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The lower-case name used on the command line and in `BURN_DEVICE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Wgpu => "wgpu",
+            BackendKind::Ndarray => "ndarray",
+            BackendKind::Flex => "flex",
+        }
+    }
+
+    /// Whether the backend computes on the CPU of this machine.
+    pub fn is_cpu(self) -> bool {
+        !matches!(self, BackendKind::Wgpu)
+    }
+}
+
+impl Default for BackendKind {
+    /// `ndarray`, the CPU backend that works everywhere without a driver.
+    fn default() -> Self {
+        BackendKind::Ndarray
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = BackendError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "wgpu" | "gpu" => Ok(BackendKind::Wgpu),
+            "ndarray" => Ok(BackendKind::Ndarray),
+            "flex" => Ok(BackendKind::Flex),
+            other => Err(BackendError::UnknownBackend(other.to_string())),
+        }
+    }
+}
+
+/// What went wrong while choosing or opening a backend.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BackendError {
+    /// The name is not one of the compiled backends.
+    #[error("unknown backend '{0}': expected one of wgpu, ndarray, flex")]
+    UnknownBackend(String),
+    /// wgpu could not open a device.
+    #[error(
+        "wgpu found no usable adapter ({reason}); adapters seen: {seen}. On a machine without a \
+         GPU install Mesa's software Vulkan driver (Debian: apt-get install mesa-vulkan-drivers) \
+         or pick a CPU backend with --backend ndarray"
+    )]
+    NoWgpuAdapter {
+        /// The reason wgpu gave.
+        reason: String,
+        /// The adapters wgpu enumerated, formatted for the message ("none" when empty).
+        seen: String,
+    },
+}
+
+/// One graphics adapter that wgpu can see.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AdapterSummary {
+    /// Adapter name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` for lavapipe.
+    pub name: String,
+    /// Discrete GPU, integrated GPU, virtual GPU, CPU or other.
+    pub device_type: String,
+    /// Graphics API (Vulkan, Metal, Dx12, Gl).
+    pub api: String,
+    /// Driver name and version as the driver reports them.
+    pub driver: String,
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} [{}, {}, driver: {}]",
+            self.name, self.device_type, self.api, self.driver
+        )
+    }
+}
+
+/// Instances must not be created concurrently: the Vulkan loader is not safe under that.
+static ADAPTER_LOCK: Mutex<()> = Mutex::new(());
+static ADAPTERS: OnceLock<Vec<AdapterSummary>> = OnceLock::new();
+static WGPU_DEVICE: OnceLock<Result<Device, BackendError>> = OnceLock::new();
+
+/// The adapters wgpu enumerates on this machine (all compiled graphics APIs), listed once per
+/// process and cached.
+pub fn wgpu_adapters() -> &'static [AdapterSummary] {
+    ADAPTERS.get_or_init(|| {
+        let _guard = ADAPTER_LOCK
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::all(),
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapters =
+            futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        adapters
+            .iter()
+            .map(|adapter| {
+                let info = adapter.get_info();
+                let driver = match (info.driver.is_empty(), info.driver_info.is_empty()) {
+                    (true, true) => "unknown".to_string(),
+                    (false, true) => info.driver.clone(),
+                    (true, false) => info.driver_info.clone(),
+                    (false, false) => format!("{} {}", info.driver, info.driver_info),
+                };
+                AdapterSummary {
+                    name: info.name.clone(),
+                    device_type: format!("{:?}", info.device_type),
+                    api: format!("{:?}", info.backend),
+                    driver,
+                }
+            })
+            .collect()
+    })
+}
+
+fn describe_adapters(adapters: &[AdapterSummary]) -> String {
+    if adapters.is_empty() {
+        "none".to_string()
+    } else {
+        adapters
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The plain (inference) device of a backend: no autodiff graph is recorded on it.
+///
+/// The wgpu device is opened once per process (the first call initializes wgpu's runtime on
+/// the default adapter, a high-power GPU when there is one) and cloned afterwards.
+///
+/// # Errors
+/// [`BackendError::NoWgpuAdapter`] when wgpu sees no adapter or cannot open the one it picked;
+/// the message names the adapters it did see.
+pub fn device(kind: BackendKind) -> Result<Device, BackendError> {
+    match kind {
+        #[allow(deprecated)] // ndarray stays a supported CPU backend in rankrisk
+        BackendKind::Ndarray => Ok(Device::ndarray()),
+        BackendKind::Flex => Ok(Device::flex()),
+        BackendKind::Wgpu => WGPU_DEVICE.get_or_init(open_wgpu).clone(),
+    }
+}
+
+/// The autodiff device of a backend: parameters created on it record gradients.
+///
+/// # Errors
+/// As [`device`].
+pub fn autodiff_device(kind: BackendKind) -> Result<Device, BackendError> {
+    device(kind).map(Device::autodiff)
+}
+
+fn open_wgpu() -> Result<Device, BackendError> {
+    let adapters = wgpu_adapters();
+    if adapters.is_empty() {
+        return Err(BackendError::NoWgpuAdapter {
+            reason: "no adapter enumerated".to_string(),
+            seen: describe_adapters(adapters),
+        });
+    }
+    let _guard = ADAPTER_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Device::wgpu_options()
+        .init()
+        .map_err(|err| BackendError::NoWgpuAdapter {
+            reason: err.to_string(),
+            seen: describe_adapters(adapters),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for kind in BackendKind::ALL {
+            assert_eq!(kind.name().parse::<BackendKind>().unwrap(), kind);
+            assert_eq!(
+                kind.to_string()
+                    .to_uppercase()
+                    .parse::<BackendKind>()
+                    .unwrap(),
+                kind
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_name_is_a_clear_error() {
+        let err = "cuda".parse::<BackendKind>().unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("cuda") && text.contains("wgpu, ndarray, flex"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn empty_adapter_list_is_described() {
+        assert_eq!(describe_adapters(&[]), "none");
+        let one = AdapterSummary {
+            name: "llvmpipe".into(),
+            device_type: "Cpu".into(),
+            api: "Vulkan".into(),
+            driver: "llvmpipe Mesa 22.3.6".into(),
+        };
+        assert_eq!(
+            describe_adapters(&[one]),
+            "llvmpipe [Cpu, Vulkan, driver: llvmpipe Mesa 22.3.6]"
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! Competing methods the papers compare against, on the same objectives.
+
+pub mod spectral;

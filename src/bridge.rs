@@ -1,0 +1,94 @@
+//! The surrogate bridge between CPU objectives and device gradients.
+//!
+//! Every objective in rankrisk (the ADMM z-step, the SBCD dual updates, the exact losses used as
+//! references) produces a per-sample gradient `g = dL/ds` of its loss with respect to the scores
+//! `s` on the CPU. The parameter gradient follows from the chain rule,
+//! `dL/dtheta = sum_i g_i * ds_i/dtheta`, which is exactly the gradient of the scalar
+//! `surrogate(s, g) = sum_i s_i * g_i` when `g` is held constant. So one backward pass through
+//! the surrogate gives the model's parameter gradients on whatever device the model runs on.
+
+use burn::tensor::{Device, Tensor, TensorData};
+
+/// Why the bridge refused its input.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BridgeError {
+    /// `scores` and `grad` disagree in length.
+    #[error("surrogate: {scores} scores but {grad} gradient entries")]
+    LengthMismatch {
+        /// Number of scores.
+        scores: usize,
+        /// Number of gradient entries.
+        grad: usize,
+    },
+    /// A gradient entry is NaN or infinite.
+    #[error("surrogate: gradient entry {index} is not finite ({value})")]
+    NonFiniteGradient {
+        /// Position of the first bad entry.
+        index: usize,
+        /// Its value.
+        value: f64,
+    },
+    /// Reading tensor data back from the device failed.
+    #[error("reading scores from the device failed: {0}")]
+    Readback(String),
+    /// A score read back from the device is NaN or infinite.
+    #[error("score {index} is not finite ({value}): the model diverged or its input holds NaN")]
+    NonFiniteScore {
+        /// Position of the first bad score.
+        index: usize,
+        /// Its value.
+        value: f64,
+    },
+}
+
+/// `sum_i s_i * g_i` with `g` a constant: its backward gives the chain-rule parameter gradient.
+///
+/// `scores` is the model output of shape `[n]` on any device (autodiff or not); `grad` is the
+/// CPU gradient `dL/ds` of length `n`. The gradient tensor is created from CPU data, so it is
+/// untracked and acts as a constant in the autodiff graph.
+///
+/// # Errors
+/// [`BridgeError::LengthMismatch`] or [`BridgeError::NonFiniteGradient`].
+pub fn surrogate(scores: Tensor<1>, grad: &[f32]) -> Result<Tensor<1>, BridgeError> {
+    let n = scores.dims()[0];
+    if n != grad.len() {
+        return Err(BridgeError::LengthMismatch {
+            scores: n,
+            grad: grad.len(),
+        });
+    }
+    if let Some((index, value)) = grad.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(BridgeError::NonFiniteGradient {
+            index,
+            value: f64::from(*value),
+        });
+    }
+    let device = scores.device();
+    let g = gradient_tensor(grad, &device);
+    Ok((scores * g).sum())
+}
+
+fn gradient_tensor(grad: &[f32], device: &Device) -> Tensor<1> {
+    Tensor::<1>::from_data(TensorData::new(grad.to_vec(), [grad.len()]), device)
+}
+
+/// Read a score vector back to the CPU in one transfer, as `f64`, refusing NaN or infinity.
+///
+/// # Errors
+/// [`BridgeError::Readback`] when the device fails, [`BridgeError::NonFiniteScore`] for a NaN
+/// or infinite score.
+pub fn scores_to_cpu(scores: Tensor<1>) -> Result<Vec<f64>, BridgeError> {
+    let data = scores
+        .try_into_data()
+        .map_err(|err| BridgeError::Readback(format!("{err:?}")))?;
+    let values: Vec<f32> = data
+        .try_into_vec::<f32>()
+        .map_err(|err| BridgeError::Readback(format!("{err:?}")))?;
+    if let Some((index, value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(BridgeError::NonFiniteScore {
+            index,
+            value: f64::from(*value),
+        });
+    }
+    Ok(values.into_iter().map(f64::from).collect())
+}
