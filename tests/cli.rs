@@ -131,3 +131,92 @@ fn pava_bad_inputs_are_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/file.json"));
 }
+
+#[test]
+fn fit_linear_writes_the_documented_json() {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("fit.json");
+    let out = rankrisk(
+        &[
+            "fit-linear",
+            "--data",
+            "australian",
+            "--objective",
+            "extremile:r=2",
+            "--loss",
+            "hinge",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in [
+        "objective",
+        "train_accuracy",
+        "test_accuracy",
+        "iterations",
+        "seconds",
+        "history",
+        "w",
+    ] {
+        assert!(!v[key].is_null(), "missing {key}: {v}");
+    }
+    assert_eq!(v["w"].as_array().unwrap().len(), 14);
+    let hist = v["history"].as_array().unwrap();
+    assert_eq!(hist.len() as u64, v["iterations"].as_u64().unwrap());
+    assert!(hist[0]["primal_residual"].is_number() && hist[0]["seconds"].is_number());
+    assert!(v["test_accuracy"].as_f64().unwrap() > 0.6);
+}
+
+#[test]
+fn fit_linear_bad_inputs_are_exit_2() {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one_class = dir.join("one.csv");
+    std::fs::write(&one_class, "1,2,1\n3,4,1\n5,6,1\n").unwrap();
+    let nan = dir.join("nan.csv");
+    std::fs::write(&nan, "1,2,1\n3,nan,0\n").unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["fit-linear", "--train-file", one_class.to_str().unwrap()],
+            "both classes",
+        ),
+        (
+            &["fit-linear", "--train-file", nan.to_str().unwrap()],
+            "not finite",
+        ),
+        (
+            &[
+                "fit-linear",
+                "--data",
+                "australian",
+                "--objective",
+                "aorr:m=5,k=5",
+            ],
+            "m < k",
+        ),
+        (
+            &["fit-linear", "--data", "mnist"],
+            "unknown data set 'mnist'",
+        ),
+        (
+            &["fit-linear", "--data", "australian", "--solver", "newton"],
+            "unknown solver",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = rankrisk(args, &[], None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

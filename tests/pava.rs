@@ -124,11 +124,8 @@ fn naive_pava(loss: &Loss, sigma: &[f64], rho: f64, ms: &[f64]) -> Vec<f64> {
     let mut blocks: Vec<(usize, usize, f64)> = (0..n)
         .map(|i| (i, i + 1, bisect_block(loss, sigma[i], rho, &ms[i..=i])))
         .collect();
-    loop {
-        let Some(i) = (0..blocks.len().saturating_sub(1)).find(|&i| blocks[i].2 > blocks[i + 1].2)
-        else {
-            break;
-        };
+    while let Some(i) = (0..blocks.len().saturating_sub(1)).find(|&i| blocks[i].2 > blocks[i + 1].2)
+    {
         let (a, _, _) = blocks[i];
         let (_, b, _) = blocks[i + 1];
         let s: f64 = sigma[a..b].iter().sum();

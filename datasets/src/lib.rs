@@ -5,7 +5,9 @@
 //! build tensors take the target [`burn::tensor::Device`] explicitly.
 
 pub mod error;
+pub mod synthetic;
 pub mod tabular;
 
 pub use error::DataError;
+pub use synthetic::{SyntheticConfig, make_classification};
 pub use tabular::{LabelColumn, Tabular, load_builtin, read_csv, read_libsvm};

@@ -31,13 +31,14 @@ pub struct Tabular {
 }
 
 /// The data sets embedded in the crate (the rank-based paper's tabular sets).
-pub const BUILTIN: [&str; 6] = [
+pub const BUILTIN: [&str; 7] = [
     "australian",
     "phoneme",
     "titanic",
     "monks-3",
     "splice",
     "utkface",
+    "synthetic[:n=..,d=..]",
 ];
 
 impl Tabular {
@@ -248,6 +249,7 @@ const UTKFACE: &str = include_str!("../data/tabular/UTKFace/landmark_list_part3.
 
 /// Load one of the built-in sets ([`BUILTIN`]) with labels in {-1, +1} and raw (not yet
 /// standardized) features. `utkface` carries the race group (white = 0, other = 1).
+/// `synthetic[:n=..,d=..,...]` generates a set (see [`crate::synthetic::parse_spec`]).
 ///
 /// # Errors
 /// [`DataError::UnknownDataset`] for another name.
@@ -260,6 +262,9 @@ pub fn load_builtin(name: &str) -> Result<Tabular, DataError> {
         "monks-3" | "monks" | "monk" => parse_monks(MONKS3, "monks-3"),
         "splice" => parse_splice(SPLICE, "splice"),
         "utkface" => parse_utkface(UTKFACE, "utkface"),
+        k if k == "synthetic" || k.starts_with("synthetic:") => {
+            crate::synthetic::make_classification(&crate::synthetic::parse_spec(&key)?)
+        }
         _ => Err(DataError::UnknownDataset(
             name.to_string(),
             BUILTIN.join(", "),

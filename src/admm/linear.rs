@@ -187,9 +187,9 @@ impl<'a> LinearData<'a> {
     /// `out = D^T v = -sum_i y_i v_i x_i`.
     pub fn dt_times(&self, v: &[f64], out: &mut [f64]) {
         out.fill(0.0);
-        for i in 0..self.n() {
-            let c = -self.y[i] * v[i];
-            for (o, &xij) in out.iter_mut().zip(&self.x[i * self.d..(i + 1) * self.d]) {
+        for ((row, &yi), &vi) in self.x.chunks_exact(self.d).zip(self.y).zip(v) {
+            let c = -yi * vi;
+            for (o, &xij) in out.iter_mut().zip(row) {
                 *o += c * xij;
             }
         }

@@ -140,10 +140,8 @@ impl Problem<'_> {
         let smooth = self.reg.is_smooth();
         for (j, wj) in w.iter_mut().enumerate() {
             let mut step = direction[j];
-            if smooth {
-                if let Regularizer::L2 { mu } = self.reg {
-                    step += mu * *wj;
-                }
+            if let Regularizer::L2 { mu } = self.reg {
+                step += mu * *wj;
             }
             *wj -= lr * step;
             if !smooth {

@@ -32,7 +32,7 @@ pub enum Command {
     /// Solve the z-subproblem (10) by the refined PAVA for a JSON input (see the README).
     Pava(PavaArgs),
     /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA).
-    FitLinear(fit_linear::FitLinearArgs),
+    FitLinear(Box<fit_linear::FitLinearArgs>),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(SmokeArgs),
