@@ -12,6 +12,7 @@ pub mod cli;
 pub mod linalg;
 pub mod loss;
 pub mod metrics;
+pub mod pauc;
 pub mod pava;
 pub mod regularizer;
 pub mod smoke;

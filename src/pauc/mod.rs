@@ -1,0 +1,10 @@
+//! Partial AUC over an FPR range `[alpha, beta]` (papers/partial-auc-fpr-range-agd-sbcd.txt):
+//! the objective (eq. 3-7) and AGD-SBCD (Algorithms 1-2).
+
+pub mod objective;
+pub mod sbcd;
+
+pub use objective::{PairLoss, RankRange, objective_and_score_grad, sorr};
+pub use sbcd::{
+    AgdConfig, DualState, PairData, PairSampler, agd_sbcd_linear, block_step, sbcd_linear,
+};
