@@ -220,3 +220,73 @@ fn fit_linear_bad_inputs_are_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn fit_pauc_writes_json_and_refuses_bad_input() {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-pauc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("pauc.json");
+    let out = rankrisk(
+        &[
+            "fit-pauc",
+            "--data",
+            "australian",
+            "--epochs",
+            "4",
+            "--batch",
+            "20,20",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in [
+        "objective",
+        "train_pauc",
+        "test_pauc",
+        "test_auc",
+        "seconds",
+        "history",
+    ] {
+        assert!(
+            v[key].is_number() || v[key].is_array(),
+            "missing {key}: {v}"
+        );
+    }
+    assert_eq!(v["history"].as_array().unwrap().len(), 4);
+    assert!(v["test_auc"].as_f64().unwrap() > 0.7);
+    let one_class = dir.join("one.csv");
+    std::fs::write(&one_class, "1,2,1\n3,4,1\n").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["fit-pauc", "--data", "australian", "--fpr", "0.5,0.2"],
+            "alpha < beta",
+        ),
+        (
+            &["fit-pauc", "--data", "australian", "--fpr", "0.5"],
+            "two comma-separated",
+        ),
+        (
+            &["fit-pauc", "--train-file", one_class.to_str().unwrap()],
+            "both classes",
+        ),
+        (
+            &["fit-pauc", "--data", "australian", "--solver", "svm"],
+            "unknown solver",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = rankrisk(args, &[], None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

@@ -184,7 +184,7 @@ pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> 
         for _ in k + cfg.redundant..cfg.d {
             x.push(normal(&mut rng));
         }
-        let mut label = if c % 2 == 0 { 1.0 } else { -1.0 };
+        let mut label = if c.is_multiple_of(2) { 1.0 } else { -1.0 };
         if rng.random::<f64>() < cfg.flip_y && rng.random::<bool>() {
             label = -label;
         }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 pub mod fit_linear;
+pub mod fit_pauc;
 
 use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
 use crate::loss::Loss;
@@ -33,6 +34,8 @@ pub enum Command {
     Pava(PavaArgs),
     /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA).
     FitLinear(Box<fit_linear::FitLinearArgs>),
+    /// Maximize the partial AUC over an FPR range for a linear model (AGD-SBCD or a baseline).
+    FitPauc(Box<fit_pauc::FitPaucArgs>),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(SmokeArgs),
@@ -150,6 +153,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Pava(args) => run_pava(&args),
         Command::FitLinear(args) => fit_linear::run(&args),
+        Command::FitPauc(args) => fit_pauc::run(&args),
         Command::Smoke(args) => run_smoke(&args),
     };
     match result {

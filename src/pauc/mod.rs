@@ -1,6 +1,7 @@
 //! Partial AUC over an FPR range `[alpha, beta]` (papers/partial-auc-fpr-range-agd-sbcd.txt):
-//! the objective (eq. 3-7) and AGD-SBCD (Algorithms 1-2).
+//! the objective (eq. 3-7), AGD-SBCD (Algorithms 1-2) and the baselines it is compared with.
 
+pub mod baselines;
 pub mod objective;
 pub mod sbcd;
 

@@ -1,0 +1,238 @@
+//! The pAUC baselines of papers/partial-auc-fpr-range-agd-sbcd.txt for linear models:
+//! DCA (Appendix E.4, Algorithm 4, "DCA.Changing.lr"), proximal DCA (Appendix E.5), the naive
+//! mini-batch method (Kar et al. 2014: the pAUC surrogate of each sampled batch, step
+//! `eta0 / sqrt(t)`), and full-batch subgradient descent on `F`.
+
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+
+use crate::linalg::dot;
+use crate::pauc::objective::{PairLoss, RankRange, objective_and_score_grad};
+use crate::pauc::sbcd::{AgdRecord, DualState, PairData, PairSampler, block_step};
+
+/// Which baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Baseline {
+    /// DCA with SBCD subproblem solves (Algorithm 4).
+    Dca,
+    /// Proximal DCA: DCA with `L/2 ||w - w_k||^2` in the subproblem (38).
+    ProxDca,
+    /// Mini-batch pAUC (Kar et al. 2014).
+    MiniBatch,
+    /// Full-batch subgradient descent on F.
+    Subgradient,
+}
+
+/// Settings shared by the baselines.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct BaselineConfig {
+    /// FPR range start.
+    pub alpha: f64,
+    /// FPR range end.
+    pub beta: f64,
+    /// Pairwise surrogate.
+    pub loss: PairLoss,
+    /// Outer iterations (DCA) or epochs (mini-batch, subgradient).
+    pub outer: usize,
+    /// DCA: `T_k = t_scale (k+1)^2` (paper: C in {100, 200, 500}).
+    pub t_scale: usize,
+    /// Step constant: DCA `eta = c / ((k+1) N+ N-)`, `theta = c / ((k+1) N-)`; mini-batch and
+    /// subgradient `eta_t = c / sqrt(t)` on the normalized objective.
+    pub c: f64,
+    /// Proximal DCA's `L` (paper: 1e-5 .. 1).
+    pub prox_l: f64,
+    /// Positives / negatives per step (DCA and mini-batch).
+    pub i: usize,
+    /// Negatives per step.
+    pub j: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// `xi = sum_i sum_j w_j grad s_ij(w)` over the top-`level` negatives (fractional boundary), the
+/// deterministic subgradient of `f^level` at `w` (DCA's linearization).
+fn top_subgradient(data: &PairData, loss: PairLoss, w: &[f64], level: f64) -> Vec<f64> {
+    let d = data.d;
+    let mut xi = vec![0.0; d];
+    if level <= 0.0 {
+        return xi;
+    }
+    let (sp, sn) = data.scores(w);
+    let mut order: Vec<usize> = (0..sn.len()).collect();
+    order.sort_by(|&a, &b| sn[b].total_cmp(&sn[a]).then(a.cmp(&b)));
+    let range = RankRange { lo: 0.0, hi: level };
+    for rank in range.ranks() {
+        let wj = range.weight(rank);
+        let j = order[rank];
+        for (i, &p) in sp.iter().enumerate() {
+            let c = wj * loss.derivative(p - sn[j]);
+            let (xp, xn) = (&data.pos[i * d..(i + 1) * d], &data.neg[j * d..(j + 1) * d]);
+            for ((x, a), b) in xi.iter_mut().zip(xp).zip(xn) {
+                *x += c * (a - b);
+            }
+        }
+    }
+    xi
+}
+
+fn record(
+    data: &PairData,
+    w: &[f64],
+    cfg: &BaselineConfig,
+    iter: usize,
+    epochs: f64,
+    start: &Instant,
+) -> Result<AgdRecord, String> {
+    let (objective, _) = data.objective_grad(w, cfg.loss, cfg.alpha, cfg.beta)?;
+    let (sp, sn) = data.scores(w);
+    let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
+        .chain(std::iter::repeat_n(-1.0, sn.len()))
+        .collect();
+    let scores: Vec<f64> = sp.into_iter().chain(sn).collect();
+    let pauc =
+        crate::metrics::pauc(&scores, &labels, cfg.alpha, cfg.beta).map_err(|e| e.to_string())?;
+    Ok(AgdRecord {
+        iter,
+        epochs,
+        objective,
+        pauc,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Run a baseline from `w0`; returns the final `w` and one history record per outer iteration
+/// (DCA) or epoch.
+///
+/// # Errors
+/// A message for a bad FPR range.
+pub fn run(
+    data: &PairData,
+    w0: &[f64],
+    which: Baseline,
+    cfg: &BaselineConfig,
+) -> Result<(Vec<f64>, Vec<AgdRecord>), String> {
+    let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
+    let d = data.d;
+    let range = RankRange::from_fpr(cfg.alpha, cfg.beta, n_neg)?;
+    let pairs = n_pos as f64 * n_neg as f64;
+    let n_total = (n_pos + n_neg) as f64;
+    let mut w = w0.to_vec();
+    let start = Instant::now();
+    let mut history = Vec::with_capacity(cfg.outer);
+    let mut samples = 0.0;
+    match which {
+        Baseline::Dca | Baseline::ProxDca => {
+            let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
+            let (sp, sn) = data.scores(&w);
+            let init = cfg.loss.value(
+                sp.iter().sum::<f64>() / sp.len() as f64 - sn.iter().sum::<f64>() / sn.len() as f64,
+            );
+            let mut duals = DualState::new(n_pos, init);
+            let per_step = (sampler.i.min(n_pos) + sampler.j.min(n_neg)) as f64;
+            let l_prox = if which == Baseline::ProxDca {
+                cfg.prox_l
+            } else {
+                0.0
+            };
+            let mut g = vec![0.0; d];
+            for k in 0..cfg.outer {
+                let k1 = (k + 1) as f64;
+                let xi = top_subgradient(data, cfg.loss, &w, range.lo);
+                let w_k = w.clone();
+                let iters = cfg.t_scale * (k + 1) * (k + 1);
+                let eta = cfg.c / (k1 * pairs);
+                let theta = cfg.c / (k1 * n_neg as f64);
+                for _ in 0..iters {
+                    let (pi, nj) = sampler.draw(n_pos, n_neg);
+                    let sp: Vec<f64> = pi
+                        .iter()
+                        .map(|&i| dot(&data.pos[i * d..(i + 1) * d], &w))
+                        .collect();
+                    let sn: Vec<f64> = nj
+                        .iter()
+                        .map(|&j| dot(&data.neg[j * d..(j + 1) * d], &w))
+                        .collect();
+                    let grads = block_step(
+                        cfg.loss, &sp, &sn, &pi, &mut duals, range.hi, theta, n_pos, n_neg,
+                    );
+                    for (gk, (&xik, (&wk, &wkk))) in
+                        g.iter_mut().zip(xi.iter().zip(w.iter().zip(&w_k)))
+                    {
+                        *gk = -xik + l_prox * (wk - wkk);
+                    }
+                    for (&i, c) in pi.iter().zip(&grads.pos) {
+                        for (gk, &xk) in g.iter_mut().zip(&data.pos[i * d..(i + 1) * d]) {
+                            *gk += c * xk;
+                        }
+                    }
+                    for (&j, c) in nj.iter().zip(&grads.neg) {
+                        for (gk, &xk) in g.iter_mut().zip(&data.neg[j * d..(j + 1) * d]) {
+                            *gk += c * xk;
+                        }
+                    }
+                    for (wk, gk) in w.iter_mut().zip(&g) {
+                        *wk -= eta * gk;
+                    }
+                }
+                // the deterministic subgradient touches every sample once
+                samples += iters as f64 * per_step + n_total;
+                history.push(record(data, &w, cfg, k + 1, samples / n_total, &start)?);
+            }
+        }
+        Baseline::MiniBatch => {
+            let mut rng = StdRng::seed_from_u64(cfg.seed);
+            let (bi, bj) = (cfg.i.min(n_pos), cfg.j.min(n_neg));
+            let steps_per_epoch = ((n_total / (bi + bj) as f64).ceil() as usize).max(1);
+            let mut t = 0usize;
+            for epoch in 0..cfg.outer {
+                for _ in 0..steps_per_epoch {
+                    t += 1;
+                    let pi = sample(&mut rng, n_pos, bi).into_vec();
+                    let nj = sample(&mut rng, n_neg, bj).into_vec();
+                    let sp: Vec<f64> = pi
+                        .iter()
+                        .map(|&i| dot(&data.pos[i * d..(i + 1) * d], &w))
+                        .collect();
+                    let sn: Vec<f64> = nj
+                        .iter()
+                        .map(|&j| dot(&data.neg[j * d..(j + 1) * d], &w))
+                        .collect();
+                    let (_, gp, gn) =
+                        objective_and_score_grad(&sp, &sn, cfg.loss, cfg.alpha, cfg.beta)?;
+                    let step = cfg.c / (t as f64).sqrt();
+                    let mut g = vec![0.0; d];
+                    for (&i, c) in pi.iter().zip(&gp) {
+                        for (gk, &xk) in g.iter_mut().zip(&data.pos[i * d..(i + 1) * d]) {
+                            *gk += c * xk;
+                        }
+                    }
+                    for (&j, c) in nj.iter().zip(&gn) {
+                        for (gk, &xk) in g.iter_mut().zip(&data.neg[j * d..(j + 1) * d]) {
+                            *gk += c * xk;
+                        }
+                    }
+                    for (wk, gk) in w.iter_mut().zip(&g) {
+                        *wk -= step * gk;
+                    }
+                    samples += (bi + bj) as f64;
+                }
+                history.push(record(data, &w, cfg, epoch + 1, samples / n_total, &start)?);
+            }
+        }
+        Baseline::Subgradient => {
+            for epoch in 0..cfg.outer {
+                let (_, g) = data.objective_grad(&w, cfg.loss, cfg.alpha, cfg.beta)?;
+                let step = cfg.c / ((epoch + 1) as f64).sqrt();
+                for (wk, gk) in w.iter_mut().zip(&g) {
+                    *wk -= step * gk;
+                }
+                samples += n_total;
+                history.push(record(data, &w, cfg, epoch + 1, samples / n_total, &start)?);
+            }
+        }
+    }
+    Ok((w, history))
+}
