@@ -201,3 +201,65 @@ fn baselines_run_and_improve_pauc_on_a_real_set() {
         assert!(last.pauc > 0.5, "{which:?}: pAUC {}", last.pauc);
     }
 }
+
+#[test]
+fn sorr_by_agd_and_dca_lower_the_loss() {
+    use rankrisk::loss::Loss;
+    use rankrisk::pauc::sorr::{DcaSteps, SorrConfig, SorrProblem, agd_sorr, dca_sorr};
+    let mut t = load_builtin("phoneme").unwrap();
+    t.standardize();
+    // A range that excludes the misclassified tail (for m = 100, n = 2000 w = 0 is nearly optimal).
+    let p = SorrProblem {
+        x: &t.x,
+        y: &t.y,
+        d: t.d,
+        loss: Loss::Logistic,
+        m: 1500,
+        n: 4000,
+    };
+    let w0 = vec![0.0; t.d];
+    let at_zero = p.objective(&w0).unwrap();
+    let cfg = SorrConfig {
+        outer: 8,
+        t_scale: 20,
+        c: 1.0,
+        mu_scale: 2e2,
+        gamma_scale: 2e2,
+        j: 100,
+        seed: 1,
+    };
+    let (_, agd) = agd_sorr(&p, &w0, &cfg).unwrap();
+    let (_, dca_c) = dca_sorr(
+        &p,
+        &w0,
+        5,
+        DcaSteps::Constant {
+            lr: 0.1,
+            iters: 500,
+        },
+        100,
+        1,
+    )
+    .unwrap();
+    let (_, dca_v) = dca_sorr(
+        &p,
+        &w0,
+        5,
+        DcaSteps::Changing {
+            c: 1.0,
+            t_scale: 100,
+        },
+        100,
+        1,
+    )
+    .unwrap();
+    for (name, h) in [
+        ("agd", agd.last().unwrap().objective),
+        ("dca const", dca_c.last().unwrap().objective),
+        ("dca changing", dca_v.last().unwrap().objective),
+    ] {
+        assert!(h < at_zero, "{name}: {h} vs w=0 {at_zero}");
+    }
+    let bad = SorrProblem { m: 5, n: 5, ..p };
+    assert!(agd_sorr(&bad, &w0, &cfg).is_err());
+}

@@ -36,6 +36,8 @@ pub enum Command {
     FitLinear(Box<fit_linear::FitLinearArgs>),
     /// Maximize the partial AUC over an FPR range for a linear model (AGD-SBCD or a baseline).
     FitPauc(Box<fit_pauc::FitPaucArgs>),
+    /// Minimize the sum of ranked range (SoRR) loss for a linear model (AGD or DCA).
+    FitSorr(Box<fit_pauc::FitSorrArgs>),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(SmokeArgs),
@@ -154,6 +156,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Pava(args) => run_pava(&args),
         Command::FitLinear(args) => fit_linear::run(&args),
         Command::FitPauc(args) => fit_pauc::run(&args),
+        Command::FitSorr(args) => fit_pauc::run_sorr(&args),
         Command::Smoke(args) => run_smoke(&args),
     };
     match result {

@@ -4,6 +4,7 @@
 pub mod baselines;
 pub mod objective;
 pub mod sbcd;
+pub mod sorr;
 
 pub use objective::{PairLoss, RankRange, objective_and_score_grad, sorr};
 pub use sbcd::{
