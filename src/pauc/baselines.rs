@@ -86,14 +86,7 @@ fn record(
     epochs: f64,
     start: &Instant,
 ) -> Result<AgdRecord, String> {
-    let (objective, _) = data.objective_grad(w, cfg.loss, cfg.alpha, cfg.beta)?;
-    let (sp, sn) = data.scores(w);
-    let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
-        .chain(std::iter::repeat_n(-1.0, sn.len()))
-        .collect();
-    let scores: Vec<f64> = sp.into_iter().chain(sn).collect();
-    let pauc =
-        crate::metrics::pauc(&scores, &labels, cfg.alpha, cfg.beta).map_err(|e| e.to_string())?;
+    let (objective, pauc) = data.evaluate(w, cfg.loss, cfg.alpha, cfg.beta)?;
     Ok(AgdRecord {
         iter,
         epochs,
@@ -163,16 +156,7 @@ pub fn run(
                     {
                         *gk = -xik + l_prox * (wk - wkk);
                     }
-                    for (&i, c) in pi.iter().zip(&grads.pos) {
-                        for (gk, &xk) in g.iter_mut().zip(&data.pos[i * d..(i + 1) * d]) {
-                            *gk += c * xk;
-                        }
-                    }
-                    for (&j, c) in nj.iter().zip(&grads.neg) {
-                        for (gk, &xk) in g.iter_mut().zip(&data.neg[j * d..(j + 1) * d]) {
-                            *gk += c * xk;
-                        }
-                    }
+                    data.add_rows(&mut g, &pi, &grads.pos, &nj, &grads.neg);
                     for (wk, gk) in w.iter_mut().zip(&g) {
                         *wk -= eta * gk;
                     }
@@ -204,16 +188,7 @@ pub fn run(
                         objective_and_score_grad(&sp, &sn, cfg.loss, cfg.alpha, cfg.beta)?;
                     let step = cfg.c / (t as f64).sqrt();
                     let mut g = vec![0.0; d];
-                    for (&i, c) in pi.iter().zip(&gp) {
-                        for (gk, &xk) in g.iter_mut().zip(&data.pos[i * d..(i + 1) * d]) {
-                            *gk += c * xk;
-                        }
-                    }
-                    for (&j, c) in nj.iter().zip(&gn) {
-                        for (gk, &xk) in g.iter_mut().zip(&data.neg[j * d..(j + 1) * d]) {
-                            *gk += c * xk;
-                        }
-                    }
+                    data.add_rows(&mut g, &pi, &gp, &nj, &gn);
                     for (wk, gk) in w.iter_mut().zip(&g) {
                         *wk -= step * gk;
                     }

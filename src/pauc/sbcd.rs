@@ -208,6 +208,54 @@ impl PairData {
         )
     }
 
+    /// `g += sum_a pos_coef[a] x+_{pos_idx[a]} + sum_b neg_coef[b] x-_{neg_idx[b]}`: score
+    /// coefficients turned into the parameter gradient of the linear model.
+    pub fn add_rows(
+        &self,
+        g: &mut [f64],
+        pos_idx: &[usize],
+        pos_coef: &[f64],
+        neg_idx: &[usize],
+        neg_coef: &[f64],
+    ) {
+        let d = self.d;
+        let pos = pos_idx
+            .iter()
+            .zip(pos_coef)
+            .map(|(&i, c)| (&self.pos[i * d..(i + 1) * d], c));
+        let neg = neg_idx
+            .iter()
+            .zip(neg_coef)
+            .map(|(&j, c)| (&self.neg[j * d..(j + 1) * d], c));
+        for (row, &c) in pos.chain(neg) {
+            for (gk, &xk) in g.iter_mut().zip(row) {
+                *gk += c * xk;
+            }
+        }
+    }
+
+    /// Objective (3) and normalized pAUC at `w`, for the histories.
+    ///
+    /// # Errors
+    /// As [`objective_and_score_grad`].
+    pub fn evaluate(
+        &self,
+        w: &[f64],
+        loss: PairLoss,
+        alpha: f64,
+        beta: f64,
+    ) -> Result<(f64, f64), String> {
+        let (objective, _) = self.objective_grad(w, loss, alpha, beta)?;
+        let (sp, sn) = self.scores(w);
+        let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
+            .chain(std::iter::repeat_n(-1.0, sn.len()))
+            .collect();
+        let scores: Vec<f64> = sp.into_iter().chain(sn).collect();
+        let pauc =
+            crate::metrics::pauc(&scores, &labels, alpha, beta).map_err(|e| e.to_string())?;
+        Ok((objective, pauc))
+    }
+
     /// Objective (3) at `w` (normalized) and its gradient in `w`.
     ///
     /// # Errors
@@ -222,16 +270,9 @@ impl PairData {
         let (sp, sn) = self.scores(w);
         let (value, gp, gn) = objective_and_score_grad(&sp, &sn, loss, alpha, beta)?;
         let mut g = vec![0.0; self.d];
-        for (row, c) in self
-            .pos
-            .chunks_exact(self.d)
-            .zip(&gp)
-            .chain(self.neg.chunks_exact(self.d).zip(&gn))
-        {
-            for (gk, &xk) in g.iter_mut().zip(row) {
-                *gk += c * xk;
-            }
-        }
+        let all_pos: Vec<usize> = (0..self.n_pos()).collect();
+        let all_neg: Vec<usize> = (0..self.n_neg()).collect();
+        self.add_rows(&mut g, &all_pos, &gp, &all_neg, &gn);
         Ok((value, g))
     }
 }
@@ -284,16 +325,7 @@ pub fn sbcd_linear(
             .collect();
         let grads = block_step(loss, &sp, &sn, &pi, duals, p.level, p.theta, n_pos, n_neg);
         g.iter_mut().for_each(|x| *x = 0.0);
-        for (&i, c) in pi.iter().zip(&grads.pos) {
-            for (gk, &xk) in g.iter_mut().zip(&data.pos[i * d..(i + 1) * d]) {
-                *gk += c * xk;
-            }
-        }
-        for (&j, c) in nj.iter().zip(&grads.neg) {
-            for (gk, &xk) in g.iter_mut().zip(&data.neg[j * d..(j + 1) * d]) {
-                *gk += c * xk;
-            }
-        }
+        data.add_rows(&mut g, &pi, &grads.pos, &nj, &grads.neg);
         prox_update(&mut v, w, &g, p.eta, p.mu);
     }
     let t = p.iters.max(1) as f64;
@@ -433,14 +465,7 @@ pub fn agd_sbcd_linear(
         }
         let calls = if range.lo > 0.0 { 2.0 } else { 1.0 };
         samples += calls * iters as f64 * per_step;
-        let (objective, _) = data.objective_grad(&w, cfg.loss, cfg.alpha, cfg.beta)?;
-        let (sp, sn) = data.scores(&w);
-        let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
-            .chain(std::iter::repeat_n(-1.0, sn.len()))
-            .collect();
-        let scores: Vec<f64> = sp.into_iter().chain(sn).collect();
-        let pauc = crate::metrics::pauc(&scores, &labels, cfg.alpha, cfg.beta)
-            .map_err(|e| e.to_string())?;
+        let (objective, pauc) = data.evaluate(&w, cfg.loss, cfg.alpha, cfg.beta)?;
         history.push(AgdRecord {
             iter: k + 1,
             epochs: samples / n_total,
