@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Parser;
+use rankrisk::cli::fit_linear::DataArgs;
 use rankrisk::cli::fit_pauc::{FitPaucArgs, FitPaucReport, fit};
 use rankrisk::pauc::PairLoss;
 
@@ -40,10 +41,7 @@ fn args(data: &str, solver: &str, epochs: usize, seed: u64) -> FitPaucArgs {
         10.0
     };
     FitPaucArgs {
-        data: Some(data.into()),
-        train_file: None,
-        test_file: None,
-        standardize: false,
+        input: DataArgs::builtin(data),
         fpr: "0.05,0.5".into(),
         surrogate: PairLoss::Logistic,
         solver: solver.into(),

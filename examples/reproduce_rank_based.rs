@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Parser;
-use rankrisk::cli::fit_linear::{FitLinearArgs, FitLinearReport, fit};
+use rankrisk::cli::fit_linear::{DataArgs, FitLinearArgs, FitLinearReport, fit};
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::weights::Weights;
@@ -41,11 +41,7 @@ fn base(
     seed: u64,
 ) -> FitLinearArgs {
     FitLinearArgs {
-        data: Some(data.to_string()),
-        train_file: None,
-        test_file: None,
-        standardize: false,
-        intercept: false,
+        input: DataArgs::builtin(data),
         objective,
         loss,
         reg,
@@ -298,7 +294,7 @@ fn main() {
             let reg = Regularizer::L2 { mu: 1e-4 };
             // As the paper's reference AoRR runs: a constant column as intercept.
             let with_intercept = |mut a: FitLinearArgs| {
-                a.intercept = true;
+                a.input.intercept = true;
                 a
             };
             let admm = runs(&opts, &|seed| {

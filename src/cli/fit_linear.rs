@@ -15,12 +15,12 @@ use crate::metrics::{Fairness, accuracy, fairness};
 use crate::regularizer::Regularizer;
 use crate::weights::Weights;
 
-/// Arguments of `rankrisk fit-linear`.
-#[derive(Debug, Clone, Args)]
-pub struct FitLinearArgs {
+/// The data options shared by the linear fitting commands.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DataArgs {
     /// Built-in data set (australian, phoneme, titanic, monks-3, splice, utkface, or
-    /// synthetic:n=..,d=..,informative=..,seed=..): standardized and split 60/40 (50/25/25 for
-    /// AoRR) with --seed, as in the paper.
+    /// synthetic:n=..,d=..,informative=..,seed=..): standardized and split with --seed as in
+    /// the rank-based paper (60/40; 50/25/25 for AoRR).
     #[arg(long, conflicts_with = "train_file")]
     pub data: Option<String>,
     /// Training file (CSV with the label in the last column, or LIBSVM), used as it is.
@@ -33,9 +33,27 @@ pub struct FitLinearArgs {
     #[arg(long)]
     pub standardize: bool,
     /// Append a constant feature (an intercept; it is regularized like the other weights).
-    /// The paper's problem (1) has none; its reference AoRR runs add one.
+    /// The rank-based paper's problem (1) has none; its reference AoRR runs add one.
     #[arg(long)]
     pub intercept: bool,
+}
+
+impl DataArgs {
+    /// A built-in set by name.
+    pub fn builtin(name: &str) -> Self {
+        DataArgs {
+            data: Some(name.to_string()),
+            ..DataArgs::default()
+        }
+    }
+}
+
+/// Arguments of `rankrisk fit-linear`.
+#[derive(Debug, Clone, Args)]
+pub struct FitLinearArgs {
+    /// Where the data comes from.
+    #[command(flatten)]
+    pub input: DataArgs,
     /// Objective: erm, cvar:q=0.8, extremile:r=2, esrm:rho=1, topk:k=.., aorr:m=..,k=..,
     /// aorr-literal:m=..,k=.., ehrm:a=..,b=.., cpt:gamma=0.61,delta=0.69,b=..
     #[arg(long, default_value = "erm")]
@@ -109,26 +127,23 @@ pub struct FitLinearReport {
     pub history: serde_json::Value,
 }
 
-/// The (train, test) parts as the paper prepares a built-in set, or the files as given.
+/// The (train, test) parts: a built-in set standardized and split with `fractions` (the last
+/// part is the test set; a middle one, the validation part of 50/25/25, is left out), or the
+/// files as given.
 ///
 /// # Errors
 /// Unknown set, unreadable file, malformed rows, one-class training data.
-pub fn load_parts(args: &FitLinearArgs) -> Result<(Tabular, Option<Tabular>), String> {
+pub fn load_parts(
+    args: &DataArgs,
+    fractions: &[f64],
+    seed: u64,
+) -> Result<(Tabular, Option<Tabular>), String> {
     let err = |e: DataError| e.to_string();
     let (train, test) = match (&args.data, &args.train_file) {
         (Some(name), None) => {
             let mut all = load_builtin(name).map_err(err)?;
             all.standardize();
-            let aorr = matches!(
-                args.objective,
-                Weights::Aorr { .. } | Weights::AorrLiteral { .. }
-            );
-            let fractions: &[f64] = if aorr {
-                &[0.5, 0.25, 0.25]
-            } else {
-                &[0.6, 0.4]
-            };
-            let mut parts = all.split(fractions, args.seed).map_err(err)?;
+            let mut parts = all.split(fractions, seed).map_err(err)?;
             let test = parts.pop();
             (parts.swap_remove(0), test)
         }
@@ -203,7 +218,16 @@ fn standardize_with_train(train: &mut Tabular, test: Option<&mut Tabular>) {
 /// # Errors
 /// A message for the user (bad data, settings, or solver failure).
 pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
-    let (train, test) = load_parts(args)?;
+    let aorr = matches!(
+        args.objective,
+        Weights::Aorr { .. } | Weights::AorrLiteral { .. }
+    );
+    let fractions: &[f64] = if aorr {
+        &[0.5, 0.25, 0.25]
+    } else {
+        &[0.6, 0.4]
+    };
+    let (train, test) = load_parts(&args.input, fractions, args.seed)?;
     let data = LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
     args.objective.sigma(train.n()).map_err(|e| e.to_string())?;
     let mut start = Instant::now();

@@ -6,28 +6,18 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::fit_linear::{FitLinearArgs, load_parts};
+use crate::cli::fit_linear::{DataArgs, load_parts};
 use crate::metrics::{pauc, roc_auc};
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
 use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::{AgdConfig, AgdRecord, PairData, agd_sbcd_linear};
-use crate::weights::Weights;
 
 /// Arguments of `rankrisk fit-pauc`.
 #[derive(Debug, Clone, Args)]
 pub struct FitPaucArgs {
-    /// Built-in data set (standardized, seeded 60/40 split) or synthetic:n=..,d=..
-    #[arg(long, conflicts_with = "train_file")]
-    pub data: Option<String>,
-    /// Training file (CSV, label last, or LIBSVM), used as it is.
-    #[arg(long)]
-    pub train_file: Option<PathBuf>,
-    /// Test file.
-    #[arg(long, requires = "train_file")]
-    pub test_file: Option<PathBuf>,
-    /// Standardize file data with the training statistics.
-    #[arg(long)]
-    pub standardize: bool,
+    /// Where the data comes from (built-in sets: seeded 60/40 split).
+    #[command(flatten)]
+    pub input: DataArgs,
     /// FPR range ALPHA,BETA.
     #[arg(long, default_value = "0.05,0.5")]
     pub fpr: String,
@@ -117,26 +107,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let j: usize = bj
         .parse()
         .map_err(|_| format!("--batch: '{bj}' is not a count"))?;
-    let linear_args = FitLinearArgs {
-        data: args.data.clone(),
-        train_file: args.train_file.clone(),
-        test_file: args.test_file.clone(),
-        standardize: args.standardize,
-        intercept: false,
-        objective: Weights::Erm,
-        loss: crate::loss::Loss::Logistic,
-        reg: crate::regularizer::Regularizer::None,
-        solver: "admm".into(),
-        rho: None,
-        max_iter: 1,
-        tol: 1e-6,
-        lr: None,
-        epochs: None,
-        inner: 1,
-        seed: args.seed,
-        json: None,
-    };
-    let (train, test) = load_parts(&linear_args)?;
+    let (train, test) = load_parts(&args.input, &[0.6, 0.4], args.seed)?;
     let data = PairData::new(&train.x, &train.y, train.d)?;
     let w0 = vec![0.0; train.d];
     let start = Instant::now();
@@ -245,15 +216,9 @@ pub fn run(args: &FitPaucArgs) -> Result<(), String> {
 /// Arguments of `rankrisk fit-sorr`.
 #[derive(Debug, Clone, Args)]
 pub struct FitSorrArgs {
-    /// Built-in data set (standardized, seeded 60/40 split) or synthetic:n=..,d=..
-    #[arg(long, conflicts_with = "train_file")]
-    pub data: Option<String>,
-    /// Training file (CSV, label last, or LIBSVM), used as it is.
-    #[arg(long)]
-    pub train_file: Option<PathBuf>,
-    /// Test file.
-    #[arg(long, requires = "train_file")]
-    pub test_file: Option<PathBuf>,
+    /// Where the data comes from (built-in sets: seeded 60/40 split).
+    #[command(flatten)]
+    pub input: DataArgs,
     /// Rank range M,N: the loss sums the (M+1)-th .. N-th largest individual losses.
     #[arg(long)]
     pub range: String,
@@ -331,26 +296,7 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
     let n: usize = b
         .parse()
         .map_err(|_| format!("--range: '{b}' is not a count"))?;
-    let linear_args = FitLinearArgs {
-        data: args.data.clone(),
-        train_file: args.train_file.clone(),
-        test_file: args.test_file.clone(),
-        standardize: false,
-        intercept: false,
-        objective: Weights::Erm,
-        loss: args.loss,
-        reg: crate::regularizer::Regularizer::None,
-        solver: "admm".into(),
-        rho: None,
-        max_iter: 1,
-        tol: 1e-6,
-        lr: None,
-        epochs: None,
-        inner: 1,
-        seed: args.seed,
-        json: None,
-    };
-    let (train, test) = load_parts(&linear_args)?;
+    let (train, test) = load_parts(&args.input, &[0.6, 0.4], args.seed)?;
     let problem = SorrProblem {
         x: &train.x,
         y: &train.y,
