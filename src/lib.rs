@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! rankrisk: rank-based losses and partial-AUC objectives for classifiers built with Burn.
 //!
 //! The objectives run on the CPU over per-sample state and hand a per-sample gradient of the

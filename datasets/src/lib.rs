@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Data loaders for rankrisk.
 //!
 //! Every sample carries a stable id (its index in the data set) because the solvers keep

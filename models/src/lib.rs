@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Burn modules that score samples for rankrisk's objectives: each produces one score per
 //! sample on whatever device (wgpu, ndarray, flex) its parameters live on.
 
