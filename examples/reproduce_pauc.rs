@@ -2,7 +2,8 @@
 //! papers/partial-auc-fpr-range-agd-sbcd.txt for linear models (AGD-SBCD, DCA, proximal DCA,
 //! mini-batch, full-batch subgradient), mean (std) over seeds of test pAUC, test AUC, final
 //! training objective and seconds, like Table 2's linear rows; and the per-epoch training
-//! curves (objective and normalized pAUC, Figure 1) as CSV next to the markdown.
+//! curves (objective and normalized pAUC against epochs, Figure 1) as CSV next to the markdown
+//! and as one PNG per data set (seed 0, log-scaled epochs).
 //!
 //! ```sh
 //! cargo run --release --example reproduce_pauc -- [--seeds 5] [--epochs 15] [--out examples/results/pauc.md]
@@ -15,6 +16,7 @@ use clap::Parser;
 use rankrisk::cli::fit_linear::DataArgs;
 use rankrisk::cli::fit_pauc::{FitPaucArgs, FitPaucReport, fit};
 use rankrisk::pauc::PairLoss;
+use rankrisk::plot::{Series, two_panel_curves};
 
 #[derive(Parser, Debug)]
 #[command(about = "pAUC methods on the vendored tabular data")]
@@ -66,6 +68,9 @@ fn cell(v: &[f64]) -> String {
 
 fn main() {
     let opts = Opts::parse();
+    if let Some(dir) = opts.out.parent() {
+        std::fs::create_dir_all(dir).ok();
+    }
     let solvers = [
         ("agd-sbcd", "AGD-SBCD"),
         ("dca", "DCA"),
@@ -74,6 +79,7 @@ fn main() {
         ("subgrad", "subgradient"),
     ];
     let mut md = String::new();
+    let mut pngs = String::new();
     let mut csv = String::from("data,solver,seed,iter,epochs,objective,train_pauc,seconds\n");
     writeln!(
         md,
@@ -114,6 +120,38 @@ fn main() {
             cols.push(runs);
             eprintln!("done: {data} {solver}");
         }
+        // Figure 1: seed 0's curves of every method.
+        let curves = |pick: fn(&rankrisk::pauc::sbcd::AgdRecord) -> f64| -> Vec<Series> {
+            solvers
+                .iter()
+                .zip(&cols)
+                .filter_map(|((_, label), runs)| {
+                    runs.first().map(|r| Series {
+                        name: label.to_string(),
+                        points: r.history.iter().map(|h| (h.epochs, pick(h))).collect(),
+                    })
+                })
+                .collect()
+        };
+        let png = opts.out.with_file_name(format!("pauc_{data}.png"));
+        if let Err(e) = two_panel_curves(
+            &png,
+            &format!("{data}: FPR [0.05, 0.5], seed 0"),
+            "epochs (samples processed / N)",
+            ("training objective (3)", &curves(|h| h.objective)),
+            ("training pAUC (normalized)", &curves(|h| h.pauc)),
+            true,
+        ) {
+            eprintln!("{e}");
+        } else {
+            writeln!(
+                pngs,
+                "![{data}]({})",
+                png.file_name()
+                    .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
+            )
+            .unwrap();
+        }
         type Pick = fn(&FitPaucReport) -> f64;
         let metrics: [(&str, Pick); 5] = [
             ("test pAUC", |r| r.test_pauc),
@@ -152,10 +190,8 @@ fn main() {
             .collect();
         writeln!(md, "| {data} | epochs used | {} |", cells.join(" | ")).unwrap();
     }
+    writeln!(md, "\n## Training curves (Figure 1 style)\n\n{pngs}").unwrap();
     print!("{md}");
-    if let Some(dir) = opts.out.parent() {
-        std::fs::create_dir_all(dir).ok();
-    }
     std::fs::write(&opts.out, &md)
         .unwrap_or_else(|e| eprintln!("cannot write {}: {e}", opts.out.display()));
     let csv_path = opts.out.with_extension("csv");

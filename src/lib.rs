@@ -15,6 +15,7 @@ pub mod loss;
 pub mod metrics;
 pub mod pauc;
 pub mod pava;
+pub mod plot;
 pub mod regularizer;
 pub mod smoke;
 pub mod weights;

@@ -9,7 +9,6 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use crate::linalg::dot;
 use crate::pauc::objective::{PairLoss, RankRange, objective_and_score_grad};
 use crate::pauc::sbcd::{AgdRecord, DualState, PairData, PairSampler, block_step};
 
@@ -140,14 +139,7 @@ pub fn run(
                 let theta = cfg.c / (k1 * n_neg as f64);
                 for _ in 0..iters {
                     let (pi, nj) = sampler.draw(n_pos, n_neg);
-                    let sp: Vec<f64> = pi
-                        .iter()
-                        .map(|&i| dot(&data.pos[i * d..(i + 1) * d], &w))
-                        .collect();
-                    let sn: Vec<f64> = nj
-                        .iter()
-                        .map(|&j| dot(&data.neg[j * d..(j + 1) * d], &w))
-                        .collect();
+                    let (sp, sn) = data.sampled_scores(&pi, &nj, &w);
                     let grads = block_step(
                         cfg.loss, &sp, &sn, &pi, &mut duals, range.hi, theta, n_pos, n_neg,
                     );
@@ -176,14 +168,7 @@ pub fn run(
                     t += 1;
                     let pi = sample(&mut rng, n_pos, bi).into_vec();
                     let nj = sample(&mut rng, n_neg, bj).into_vec();
-                    let sp: Vec<f64> = pi
-                        .iter()
-                        .map(|&i| dot(&data.pos[i * d..(i + 1) * d], &w))
-                        .collect();
-                    let sn: Vec<f64> = nj
-                        .iter()
-                        .map(|&j| dot(&data.neg[j * d..(j + 1) * d], &w))
-                        .collect();
+                    let (sp, sn) = data.sampled_scores(&pi, &nj, &w);
                     let (_, gp, gn) =
                         objective_and_score_grad(&sp, &sn, cfg.loss, cfg.alpha, cfg.beta)?;
                     let step = cfg.c / (t as f64).sqrt();

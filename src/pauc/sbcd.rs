@@ -200,6 +200,19 @@ impl PairData {
         self.neg.len() / self.d
     }
 
+    /// Scores of the positives `pi` and the negatives `nj` (one SBCD sample).
+    pub fn sampled_scores(&self, pi: &[usize], nj: &[usize], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let d = self.d;
+        (
+            pi.iter()
+                .map(|&i| dot(&self.pos[i * d..(i + 1) * d], w))
+                .collect(),
+            nj.iter()
+                .map(|&j| dot(&self.neg[j * d..(j + 1) * d], w))
+                .collect(),
+        )
+    }
+
     /// Scores of all positives and negatives.
     pub fn scores(&self, w: &[f64]) -> (Vec<f64>, Vec<f64>) {
         (
@@ -315,14 +328,7 @@ pub fn sbcd_linear(
         }
         duals.accumulate();
         let (pi, nj) = sampler.draw(n_pos, n_neg);
-        let sp: Vec<f64> = pi
-            .iter()
-            .map(|&i| dot(&data.pos[i * d..(i + 1) * d], &v))
-            .collect();
-        let sn: Vec<f64> = nj
-            .iter()
-            .map(|&j| dot(&data.neg[j * d..(j + 1) * d], &v))
-            .collect();
+        let (sp, sn) = data.sampled_scores(&pi, &nj, &v);
         let grads = block_step(loss, &sp, &sn, &pi, duals, p.level, p.theta, n_pos, n_neg);
         g.iter_mut().for_each(|x| *x = 0.0);
         data.add_rows(&mut g, &pi, &grads.pos, &nj, &grads.neg);

@@ -1,0 +1,289 @@
+//! PNG plots with plotters: training curves (objective and pAUC against epochs, Figure 1 of the
+//! pAUC paper) and ROC curves with the FPR range shaded.
+//!
+//! Text is drawn with a TrueType font read once from the system (DejaVu Sans, Debian package
+//! `fonts-dejavu-core`) or from the file named by `RANKRISK_FONT`.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+/// Font files tried when `RANKRISK_FONT` is unset.
+const FONT_CANDIDATES: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+
+fn ensure_font() -> Result<(), String> {
+    FONT.get_or_init(|| {
+        let candidates: Vec<String> = match std::env::var("RANKRISK_FONT") {
+            Ok(path) if !path.is_empty() => vec![path],
+            _ => FONT_CANDIDATES.iter().map(|s| s.to_string()).collect(),
+        };
+        for path in &candidates {
+            if let Ok(bytes) = std::fs::read(path) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                return plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+                    .map_err(|_| format!("{path} is not a usable TrueType font"));
+            }
+        }
+        Err(format!(
+            "no font for plot labels: tried {}; install fonts-dejavu-core or set RANKRISK_FONT to a .ttf file",
+            candidates.join(", ")
+        ))
+    })
+    .clone()
+}
+
+/// One named curve.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend label.
+    pub name: String,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn bounds(series: &[Series], log_x: bool) -> ((f64, f64), (f64, f64)) {
+    let pts = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_x || *x > 0.0));
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        return ((1.0, 10.0), (0.0, 1.0));
+    }
+    if x1 <= x0 {
+        x1 = x0 * 2.0 + 1.0;
+    }
+    let pad = ((y1 - y0) * 0.05).max(1e-6);
+    ((x0, x1), (y0 - pad, y1 + pad))
+}
+
+/// A short axis label: integers without decimals, small numbers with up to 3 significant digits.
+fn compact(x: f64) -> String {
+    if x.abs() >= 10.0 || x == x.round() {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Two panels side by side (e.g. training objective and pAUC against epochs), each with one
+/// line per method; `log_x` puts the x axis on a log scale (methods with very different epoch
+/// counts).
+///
+/// # Errors
+/// A message when no font is available or the file cannot be written.
+pub fn two_panel_curves(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    left: (&str, &[Series]),
+    right: (&str, &[Series]),
+    log_x: bool,
+) -> Result<(), String> {
+    ensure_font()?;
+    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let root = BitMapBackend::new(path, (1400, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = root
+        .titled(title, ("sans-serif", 26))
+        .map_err(|e| err(&e))?;
+    let panels = root.split_evenly((1, 2));
+    for (area, (y_label, series)) in panels.iter().zip([left, right]) {
+        let ((x0, x1), (y0, y1)) = bounds(series, log_x);
+        let mut builder = ChartBuilder::on(area);
+        builder
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(64);
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_label)
+                    .y_desc(y_label)
+                    .x_labels(8)
+                    .x_label_formatter(&|x| compact(*x))
+                    .label_style(("sans-serif", 16))
+                    .draw()
+                    .map_err(|e| err(&e))?;
+                for (k, s) in series.iter().enumerate() {
+                    let color = COLORS[k % COLORS.len()];
+                    let pts: Vec<(f64, f64)> = s
+                        .points
+                        .iter()
+                        .copied()
+                        .filter(|(x, y)| y.is_finite() && (!log_x || *x > 0.0))
+                        .collect();
+                    chart
+                        .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                        .map_err(|e| err(&e))?
+                        .label(s.name.clone())
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                        });
+                }
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .label_font(("sans-serif", 16))
+                    .draw()
+                    .map_err(|e| err(&e))?;
+            }};
+        }
+        if log_x {
+            draw!(
+                builder
+                    .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                    .map_err(|e| err(&e))?
+            );
+        } else {
+            draw!(
+                builder
+                    .build_cartesian_2d(x0..x1, y0..y1)
+                    .map_err(|e| err(&e))?
+            );
+        }
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// ROC curves (FPR, TPR) with the FPR range `[alpha, beta]` shaded.
+///
+/// # Errors
+/// A message when no font is available or the file cannot be written.
+pub fn roc(
+    path: &Path,
+    title: &str,
+    curves: &[Series],
+    alpha: f64,
+    beta: f64,
+) -> Result<(), String> {
+    ensure_font()?;
+    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let root = BitMapBackend::new(path, (720, 680)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("false positive rate")
+        .y_desc("true positive rate")
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(alpha, 0.0), (beta, 1.0)],
+            RGBColor(255, 200, 120).mix(0.35).filled(),
+        )))
+        .map_err(|e| err(&e))?
+        .label(format!("FPR range [{alpha}, {beta}]"))
+        .legend(|(x, y)| {
+            Rectangle::new(
+                [(x, y - 6), (x + 24, y + 6)],
+                RGBColor(255, 200, 120).filled(),
+            )
+        });
+    for (k, s) in curves.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 16))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_png_files() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = Series {
+            name: "a".into(),
+            points: (1..20)
+                .map(|i| (f64::from(i), 1.0 / f64::from(i)))
+                .collect(),
+        };
+        let b = Series {
+            name: "b".into(),
+            points: (1..20).map(|i| (f64::from(i) * 3.0, 0.5)).collect(),
+        };
+        let curves = dir.join("curves.png");
+        two_panel_curves(
+            &curves,
+            "test",
+            "epochs",
+            ("objective", &[a.clone(), b.clone()]),
+            ("pAUC", &[a, b]),
+            true,
+        )
+        .unwrap();
+        let roc_path = dir.join("roc.png");
+        let r = Series {
+            name: "model".into(),
+            points: vec![(0.0, 0.0), (0.1, 0.6), (0.5, 0.9), (1.0, 1.0)],
+        };
+        roc(&roc_path, "ROC", &[r], 0.05, 0.5).unwrap();
+        for p in [curves, roc_path] {
+            let bytes = std::fs::read(&p).unwrap();
+            assert!(
+                bytes.len() > 2000 && bytes.starts_with(b"\x89PNG"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+}
