@@ -43,8 +43,10 @@ pub struct AdmmConfig {
     pub weights: Weights,
     /// Regularizer `g`.
     pub reg: Regularizer,
-    /// Penalty schedule; `None` is a constant on the scale of the weights (see
-    /// [`RhoSchedule::default_for`]). Table 6's schedules are `RhoSchedule::SRM`, `AORR`, `EHRM`.
+    /// Penalty schedule; `None` picks [`RhoSchedule::default_for`] (a constant on the scale of
+    /// the weights for convex problems, Table 6's EHRM rule for CPT weights, 2% growth per
+    /// iteration for other nonconvex ones). Table 6's schedules are `RhoSchedule::SRM`, `AORR`,
+    /// `EHRM`.
     pub rho: Option<RhoSchedule>,
     /// Proximal weight `r` of the w-step. For a weakly convex `g` it is raised to at least `2c`
     /// so that the w-step is strongly convex (Assumption 3 asks for an exact w-step).
@@ -63,7 +65,7 @@ pub struct AdmmConfig {
 }
 
 impl Default for AdmmConfig {
-    /// Logistic ERM with `g = 0.005 ||w||^2`, constant penalty `max sigma / 2`, 300 iterations.
+    /// Logistic ERM with `g = 0.005 ||w||^2`, the default penalty, 300 iterations.
     fn default() -> Self {
         AdmmConfig {
             loss: Loss::Logistic,
@@ -403,7 +405,11 @@ pub fn solve(
     cfg.loss.validate().map_err(|e| settings(e.to_string()))?;
     cfg.reg.validate().map_err(|e| settings(e.to_string()))?;
     let sigma = cfg.weights.sigma(n).map_err(|e| settings(e.to_string()))?;
-    let schedule = cfg.rho.unwrap_or_else(|| RhoSchedule::default_for(&sigma));
+    let convex = cfg.reg.weak_convexity() == 0.0
+        && matches!(&sigma, Sigma::Fixed(s) if s.windows(2).all(|p| p[0] <= p[1]));
+    let schedule = cfg
+        .rho
+        .unwrap_or_else(|| RhoSchedule::default_for(&sigma, convex));
     schedule.validate().map_err(settings)?;
     if !(cfg.r.is_finite() && cfg.r >= 0.0) {
         return Err(settings(format!("r must be >= 0, got {}", cfg.r)));
