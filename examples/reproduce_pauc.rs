@@ -153,12 +153,16 @@ fn main() {
             .unwrap();
         }
         type Pick = fn(&FitPaucReport) -> f64;
-        let metrics: [(&str, Pick); 5] = [
+        let metrics: [(&str, Pick); 6] = [
             ("test pAUC", |r| r.test_pauc),
             ("test AUC", |r| r.test_auc),
             ("train pAUC", |r| r.train_pauc),
             ("train objective", |r| r.objective),
             ("seconds", |r| r.seconds),
+            // samples processed / N, for a per-epoch comparison
+            ("epochs used", |r| {
+                r.history.last().map_or(0.0, |h| h.epochs)
+            }),
         ];
         for (name, pick) in metrics {
             let cells: Vec<String> = cols
@@ -173,22 +177,6 @@ fn main() {
                 .collect();
             writeln!(md, "| {data} | {name} | {} |", cells.join(" | ")).unwrap();
         }
-        // epochs (samples processed / N) each method used, for a per-epoch comparison
-        let cells: Vec<String> = cols
-            .iter()
-            .map(|c| {
-                if c.is_empty() {
-                    "failed".into()
-                } else {
-                    cell(
-                        &c.iter()
-                            .map(|r| r.history.last().map_or(0.0, |h| h.epochs))
-                            .collect::<Vec<_>>(),
-                    )
-                }
-            })
-            .collect();
-        writeln!(md, "| {data} | epochs used | {} |", cells.join(" | ")).unwrap();
     }
     writeln!(md, "\n## Training curves (Figure 1 style)\n\n{pngs}").unwrap();
     print!("{md}");

@@ -319,7 +319,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     })
 }
 
-fn data_scores(t: &Tabular, w: &[f64]) -> Vec<f64> {
+/// Scores `X w` of every row of `t`.
+pub(crate) fn data_scores(t: &Tabular, w: &[f64]) -> Vec<f64> {
     (0..t.n())
         .map(|i| crate::linalg::dot(t.row(i), w))
         .collect()

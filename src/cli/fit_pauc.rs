@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::fit_linear::{DataArgs, load_parts};
+use crate::cli::fit_linear::{DataArgs, data_scores, load_parts};
 use crate::metrics::{pauc, roc_auc};
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
 use crate::pauc::objective::PairLoss;
@@ -157,11 +157,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let score = |t: &rankrisk_datasets::Tabular| -> Vec<f64> {
-        (0..t.n())
-            .map(|k| crate::linalg::dot(t.row(k), &w))
-            .collect()
-    };
+    let score = |t: &rankrisk_datasets::Tabular| data_scores(t, &w);
     let train_pauc = pauc(&score(&train), &train.y, alpha, beta).map_err(|e| e.to_string())?;
     let (test_pauc, test_auc) = match &test {
         Some(t) => {
@@ -351,12 +347,7 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let acc = |t: &rankrisk_datasets::Tabular| {
-        let s: Vec<f64> = (0..t.n())
-            .map(|k| crate::linalg::dot(t.row(k), &w))
-            .collect();
-        crate::metrics::accuracy(&s, &t.y)
-    };
+    let acc = |t: &rankrisk_datasets::Tabular| crate::metrics::accuracy(&data_scores(t, &w), &t.y);
     let report = FitSorrReport {
         data: train.name.clone(),
         solver,
