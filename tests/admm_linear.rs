@@ -352,6 +352,38 @@ fn nonconvex_settings_run_and_decrease_the_objective() {
 }
 
 #[test]
+fn the_best_iterate_is_returned_and_never_worse_than_the_start() {
+    // Hu's AoRR is a difference of convex functions whose optimum on australian lies near
+    // w = 0; ADMM is not monotone there. The result must be the best of w^0, w^1, ..., w^K.
+    let t = data("australian");
+    let data_ = LinearData::new(&t.x, &t.y, t.d).unwrap();
+    for rho in [None, Some(RhoSchedule::Fixed { rho: 1e-4 })] {
+        let cfg = AdmmConfig {
+            weights: Weights::Aorr { m: 3, k: 80 },
+            reg: Regularizer::L2 { mu: 1e-4 },
+            rho,
+            max_iter: 60,
+            ..AdmmConfig::default()
+        };
+        let res = solve(&data_, &cfg, None).unwrap();
+        let at_zero = exact_objective(&t, &cfg, &vec![0.0; t.d]);
+        let best_seen = res
+            .history
+            .iter()
+            .map(|h| h.objective)
+            .fold(at_zero, f64::min);
+        assert_eq!(res.objective, best_seen, "{rho:?}");
+        assert!(res.objective <= at_zero && res.objective <= res.final_objective);
+        assert!((exact_objective(&t, &cfg, &res.w) - res.objective).abs() < 1e-12);
+        if res.best_iteration == 0 {
+            assert!(res.w.iter().all(|v| *v == 0.0));
+        } else {
+            assert_eq!(res.history[res.best_iteration - 1].objective, res.objective);
+        }
+    }
+}
+
+#[test]
 fn admm_is_not_beaten_by_the_stochastic_baselines_on_a_convex_case() {
     use rankrisk::baselines::spectral::{Method, Problem, StochasticConfig, stochastic};
     let t = data("australian");

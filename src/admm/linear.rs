@@ -107,9 +107,10 @@ pub struct IterRecord {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AdmmResult {
     /// The model: the iterate `w^k` (`w~^k = prox_{g,gamma}(w^k)` for sADMM) with the lowest
-    /// objective (1) over iterations `k >= 1`. On convex problems this is the last iterate up
-    /// to rounding; on nonconvex ones (AoRR, CPT, MCP, SCAD) ADMM is not monotone and the
-    /// best iterate is kept.
+    /// objective (1) over iterations `k >= 0`, the starting point `w^0` included. On convex
+    /// problems this is the last iterate up to rounding; on nonconvex ones (AoRR, CPT, MCP,
+    /// SCAD) ADMM is not monotone, so the best iterate is kept and the solver never returns a
+    /// point worse than the one it started from.
     pub w: Vec<f64>,
     /// Objective (1) at the last iterate.
     pub final_objective: f64,
@@ -119,7 +120,7 @@ pub struct AdmmResult {
     pub lambda: Vec<f64>,
     /// Objective (1) at `w`.
     pub objective: f64,
-    /// Iteration (1-based) at which `w` was reached.
+    /// Iteration (1-based) at which `w` was reached; 0 when no iterate improved on `w^0`.
     pub best_iteration: usize,
     /// Iterations run.
     pub iterations: usize,
@@ -463,7 +464,11 @@ pub fn solve(
     let mut history = Vec::new();
     let mut converged = false;
     let mut w_report = w.clone();
-    let mut best: Option<(f64, usize, Vec<f64>)> = None;
+    let mut best = (
+        objective(data, &cfg.loss, &sigma, &cfg.reg, &w_report),
+        0,
+        w_report.clone(),
+    );
     for k in 0..cfg.max_iter {
         // z-step: problem (10) with m = D w^k - lambda^k / rho.
         for i in 0..n {
@@ -548,8 +553,8 @@ pub fn solve(
             data.d_times(&w_report, &mut ur);
             ur
         }) + cfg.reg.value(&w_report);
-        if best.as_ref().is_none_or(|(b, _, _)| objective < *b) {
-            best = Some((objective, k + 1, w_report.clone()));
+        if objective < best.0 {
+            best = (objective, k + 1, w_report.clone());
         }
         history.push(IterRecord {
             iter: k + 1,
@@ -593,7 +598,7 @@ pub fn solve(
         || objective(data, &cfg.loss, &sigma, &cfg.reg, &w_report),
         |h| h.objective,
     );
-    let (objective, best_iteration, w_best) = best.unwrap_or((final_objective, 0, w_report));
+    let (objective, best_iteration, w_best) = best;
     Ok(AdmmResult {
         w: w_best,
         final_objective,
