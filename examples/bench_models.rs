@@ -71,7 +71,9 @@ fn main() {
             "densenet121-64" => ("DenseNet121", 64),
             "densenet121-224" => ("DenseNet121", 224),
             other => {
-                eprintln!("unknown model {other}: use resnet20-32, densenet121-64, densenet121-224");
+                eprintln!(
+                    "unknown model {other}: use resnet20-32, densenet121-64, densenet121-224"
+                );
                 std::process::exit(2);
             }
         };

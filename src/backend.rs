@@ -59,9 +59,11 @@ impl BackendKind {
 }
 
 impl Default for BackendKind {
-    /// `ndarray`, the CPU backend that works everywhere without a driver.
+    /// `flex`, Burn's pure-Rust CPU backend: it works everywhere without a driver and, in
+    /// burn 0.22, is the fastest CPU backend here (ResNet-20 forward+backward at batch 64:
+    /// 0.70 s on flex vs 33 s on ndarray, `examples/bench_models.rs`).
     fn default() -> Self {
-        BackendKind::Ndarray
+        BackendKind::Flex
     }
 }
 

@@ -23,6 +23,14 @@ pub enum DataError {
         /// What is wrong with the row.
         message: String,
     },
+    /// An image file is missing, truncated or cannot be decoded.
+    #[error("cannot decode image {path}: {message}")]
+    Image {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder said.
+        message: String,
+    },
     /// The data set name is not one of the built-in sets.
     #[error("unknown data set '{0}': built-in sets are {1}")]
     UnknownDataset(String, String),

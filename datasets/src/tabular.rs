@@ -281,8 +281,9 @@ pub enum LabelColumn {
     Last,
 }
 
-/// Read a CSV file of numbers (no header, or a header that is skipped when its first field is
-/// not a number) with the label in `label` column; labels 0/1 or -1/+1.
+/// Read a CSV file of numbers with the label in `label` column; labels 0/1 or -1/+1. A first
+/// row that is not all numbers, or that reads 0,1,2,...,k (a pandas column index), is a header
+/// and skipped.
 ///
 /// # Errors
 /// [`DataError::Io`] for an unreadable file, [`DataError::Parse`] naming the line of a malformed
@@ -429,9 +430,14 @@ fn parse_delimited_at(
         }
         let fields: Vec<&str> = line.split(sep).map(str::trim).collect();
         let parsed: Result<Vec<f64>, _> = fields.iter().map(|f| f.parse::<f64>()).collect();
+        let first_row = width.is_none() && labels.is_empty();
+        // A pandas column-index header (0,1,2,...,k) is numeric but still a header.
+        let index_header =
+            fields.len() > 2 && fields.iter().enumerate().all(|(k, f)| *f == k.to_string());
         let values = match parsed {
+            Ok(_) if first_row && index_header => continue,
             Ok(v) => v,
-            Err(_) if width.is_none() && labels.is_empty() => continue, // a header row
+            Err(_) if first_row => continue, // a header row
             Err(_) => {
                 let bad = fields
                     .iter()

@@ -46,7 +46,7 @@ pub enum Command {
 /// The backend choice shared by every training command.
 #[derive(Debug, Clone, Args)]
 pub struct BackendArg {
-    /// Backend: wgpu, ndarray or flex (default: $BURN_DEVICE, else ndarray).
+    /// Backend: wgpu, ndarray or flex (default: $BURN_DEVICE, else flex).
     #[arg(long)]
     pub backend: Option<BackendKind>,
 }

@@ -1,0 +1,171 @@
+//! Burn batchers: sample ids in, `(inputs, labels, ids)` out on the requested device. The ids
+//! stay on the CPU, where the objectives keep their per-sample state.
+
+use std::sync::Arc;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use crate::chexpert::Chexpert;
+use crate::error::DataError;
+use crate::imageset::BinaryImageSet;
+use crate::transform::XrayTransform;
+
+/// A batch for a binary task.
+#[derive(Debug, Clone)]
+pub struct ImageBatch {
+    /// `[batch, channels, height, width]`.
+    pub inputs: Tensor<4>,
+    /// Labels, +1 for positive and -1 for negative: `[batch]`.
+    pub labels: Tensor<1>,
+    /// Sample ids (positions in the data set), in batch order.
+    pub ids: Vec<usize>,
+}
+
+/// Batches a [`BinaryImageSet`]: bytes scaled to [0, 1], then `(x - mean[c]) / std[c]`.
+#[derive(Debug, Clone)]
+pub struct ImageBatcher {
+    set: Arc<BinaryImageSet>,
+    mean: Vec<f32>,
+    std: Vec<f32>,
+}
+
+impl ImageBatcher {
+    /// A batcher with per-channel `mean` and `std` (one value each, or one per channel).
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] for a length that fits neither or a non-positive std.
+    pub fn new(set: Arc<BinaryImageSet>, mean: &[f32], std: &[f32]) -> Result<Self, DataError> {
+        let c = set.images.channels;
+        let expand = |v: &[f32], what: &str| match v.len() {
+            1 => Ok(vec![v[0]; c]),
+            n if n == c => Ok(v.to_vec()),
+            n => Err(DataError::invalid(
+                &set.images.name,
+                format!("{n} {what} values for {c} channels"),
+            )),
+        };
+        let (mean, std) = (expand(mean, "mean")?, expand(std, "std")?);
+        if std
+            .iter()
+            .any(|&s| s.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+        {
+            return Err(DataError::invalid(&set.images.name, "std must be positive"));
+        }
+        Ok(ImageBatcher { set, mean, std })
+    }
+
+    /// The inputs of `ids` as one batch, checking that every id exists.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] for an id out of range or an empty batch.
+    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+        let s = &self.set.images;
+        if ids.is_empty() {
+            return Err(DataError::invalid(&s.name, "empty batch"));
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i >= s.len()) {
+            return Err(DataError::invalid(
+                &s.name,
+                format!("sample id {bad} out of range (the set has {})", s.len()),
+            ));
+        }
+        let plane = s.height * s.width;
+        let mut x = Vec::with_capacity(ids.len() * s.image_len());
+        for &i in ids {
+            for (k, &v) in s.image(i).iter().enumerate() {
+                let c = k / plane;
+                x.push((v as f32 / 255.0 - self.mean[c]) / self.std[c]);
+            }
+        }
+        let y: Vec<f32> = ids
+            .iter()
+            .map(|&i| if self.set.positive[i] { 1.0 } else { -1.0 })
+            .collect();
+        Ok(ImageBatch {
+            inputs: Tensor::from_data(
+                TensorData::new(x, [ids.len(), s.channels, s.height, s.width]),
+                device,
+            ),
+            labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            ids: ids.to_vec(),
+        })
+    }
+}
+
+impl Batcher<usize, ImageBatch> for ImageBatcher {
+    /// Panics on an id out of range (Burn's trait has no error path); use
+    /// [`ImageBatcher::try_batch`] to get an error instead.
+    fn batch(&self, items: Vec<usize>, device: &Device) -> ImageBatch {
+        self.try_batch(&items, device)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// Batches a single-task [`Chexpert`] set: decodes, transforms (augmentation seeded by the
+/// sample id and `epoch`, so a resumed run sees the same images) and stacks.
+#[derive(Debug, Clone)]
+pub struct ChexpertBatcher {
+    set: Arc<Chexpert>,
+    transform: XrayTransform,
+    seed: u64,
+    /// Epoch mixed into the augmentation seed.
+    pub epoch: u64,
+}
+
+impl ChexpertBatcher {
+    /// A batcher for task 0 of `set`.
+    pub fn new(set: Arc<Chexpert>, transform: XrayTransform, seed: u64) -> Self {
+        ChexpertBatcher {
+            set,
+            transform,
+            seed,
+            epoch: 0,
+        }
+    }
+
+    /// Decode and stack `ids`.
+    ///
+    /// # Errors
+    /// [`DataError::Image`] naming an unreadable image; [`DataError::Invalid`] for an id out of
+    /// range or an empty batch.
+    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+        use rand::SeedableRng;
+        if ids.is_empty() {
+            return Err(DataError::invalid("CheXpert", "empty batch"));
+        }
+        let size = self.transform.size;
+        let mut x = Vec::with_capacity(ids.len() * 3 * size * size);
+        let mut y = Vec::with_capacity(ids.len());
+        for &i in ids {
+            if i >= self.set.len() {
+                return Err(DataError::invalid(
+                    "CheXpert",
+                    format!(
+                        "sample id {i} out of range (the set has {})",
+                        self.set.len()
+                    ),
+                ));
+            }
+            let mut rng = rand::rngs::StdRng::seed_from_u64(
+                self.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.epoch,
+            );
+            x.extend(self.set.image(i, &self.transform, &mut rng)?);
+            y.push(if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 });
+        }
+        Ok(ImageBatch {
+            inputs: Tensor::from_data(TensorData::new(x, [ids.len(), 3, size, size]), device),
+            labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            ids: ids.to_vec(),
+        })
+    }
+}
+
+impl Batcher<usize, ImageBatch> for ChexpertBatcher {
+    /// Panics on an unreadable image (Burn's trait has no error path); use
+    /// [`ChexpertBatcher::try_batch`] to get an error instead.
+    fn batch(&self, items: Vec<usize>, device: &Device) -> ImageBatch {
+        self.try_batch(&items, device)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
