@@ -374,3 +374,72 @@ fn keel_and_libsvm_tabular_files() {
         assert_eq!((t.n(), t.d, t.positives()), (n, d, pos), "{file}");
     }
 }
+
+#[test]
+fn tiny_imagenet_layout_and_image_folders_from_real_images() {
+    use rankrisk_datasets::folder::{TINY_IMAGENET_BIRDS, read_image_folder, read_tiny_imagenet};
+    let Some(dir) = data("foolbox") else { return };
+    let mut pngs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("cifar"))
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs.len(), 40);
+    // 24 classes with made-up wnids (written unsorted), the 40 real images spread over them
+    // as 64x64 JPEGs, as Tiny-ImageNet-200 stores them.
+    let root = temp_dir("tiny");
+    let wnids: Vec<String> = (0..24).rev().map(|k| format!("n{:08}", 1000 + k)).collect();
+    std::fs::write(root.join("wnids.txt"), wnids.join("\n")).unwrap();
+    let mut sorted = wnids.clone();
+    sorted.sort();
+    let mut ann = String::new();
+    std::fs::create_dir_all(root.join("val/images")).unwrap();
+    for (k, png) in pngs.iter().enumerate() {
+        let w = &sorted[k % 24];
+        let img = image::open(png)
+            .unwrap()
+            .resize_exact(64, 64, image::imageops::FilterType::Triangle)
+            .to_rgb8();
+        let d = root.join("train").join(w).join("images");
+        std::fs::create_dir_all(&d).unwrap();
+        img.save(d.join(format!("{w}_{k}.JPEG"))).unwrap();
+        img.save(root.join("val/images").join(format!("val_{k}.JPEG")))
+            .unwrap();
+        ann.push_str(&format!("val_{k}.JPEG\t{w}\t0\t0\t63\t63\n"));
+    }
+    std::fs::write(root.join("val/val_annotations.txt"), &ann).unwrap();
+    let train = read_tiny_imagenet(&root, true).unwrap();
+    assert_eq!(
+        (train.len(), train.num_classes, train.channels, train.height),
+        (40, 24, 3, 64)
+    );
+    // Classes 0..15 hold two images each, 16..23 one.
+    assert_eq!(train.class_counts()[..16], [2; 16]);
+    let birds = train.binary(&TINY_IMAGENET_BIRDS).unwrap();
+    assert_eq!(birds.positives(), 2 + 1 + 1 + 1);
+    let val = read_tiny_imagenet(&root, false).unwrap();
+    assert_eq!(val.len(), 40);
+    assert_eq!(val.labels[..3], [0, 1, 2]);
+    std::fs::write(
+        root.join("val/val_annotations.txt"),
+        "val_0.JPEG\tn99999999\n",
+    )
+    .unwrap();
+    let err = read_tiny_imagenet(&root, false).unwrap_err();
+    assert!(
+        err.to_string().contains("line 1") && err.to_string().contains("n99999999"),
+        "{err}"
+    );
+    let err = read_tiny_imagenet(&root.join("absent"), true).unwrap_err();
+    assert!(err.to_string().contains("tiny-imagenet-200.zip"), "{err}");
+
+    // The plain class-per-folder layout, grayscale.
+    let (set, classes) = read_image_folder(&root.join("train"), 1, 32).unwrap();
+    assert_eq!(
+        (set.len(), classes.len(), set.channels, set.width),
+        (40, 24, 1, 32)
+    );
+    assert_eq!(classes[0], sorted[0]);
+    std::fs::remove_dir_all(&root).ok();
+}
