@@ -4,12 +4,104 @@
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::{Dataset, DatasetError};
 use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::chexpert::Chexpert;
 use crate::error::DataError;
 use crate::imageset::BinaryImageSet;
+use crate::tabular::Tabular;
 use crate::transform::XrayTransform;
+
+/// The ids `0..n` of a data set as a Burn [`Dataset`], so that Burn's `DataLoaderBuilder`
+/// (shuffling, worker threads) drives the batchers below, which turn ids into tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleIds {
+    n: usize,
+}
+
+impl SampleIds {
+    /// The ids of a data set of `n` samples.
+    pub fn new(n: usize) -> Self {
+        SampleIds { n }
+    }
+}
+
+impl Dataset<usize> for SampleIds {
+    fn get(&self, index: usize) -> Result<usize, DatasetError> {
+        if index < self.n {
+            Ok(index)
+        } else {
+            Err(DatasetError::new(std::io::Error::other(format!(
+                "sample id {index} out of range (the set has {})",
+                self.n
+            ))))
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+}
+
+/// A batch of tabular rows.
+#[derive(Debug, Clone)]
+pub struct TabularBatch {
+    /// `[batch, d]`.
+    pub inputs: Tensor<2>,
+    /// Labels in {-1, +1}: `[batch]`.
+    pub labels: Tensor<1>,
+    /// Sample ids, in batch order.
+    pub ids: Vec<usize>,
+}
+
+/// Batches rows of a [`Tabular`] set.
+#[derive(Debug, Clone)]
+pub struct TabularBatcher {
+    set: Arc<Tabular>,
+}
+
+impl TabularBatcher {
+    /// A batcher over `set`.
+    pub fn new(set: Arc<Tabular>) -> Self {
+        TabularBatcher { set }
+    }
+
+    /// The rows `ids` as one batch.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] for an id out of range or an empty batch.
+    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<TabularBatch, DataError> {
+        let t = &self.set;
+        if ids.is_empty() {
+            return Err(DataError::invalid(&t.name, "empty batch"));
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i >= t.n()) {
+            return Err(DataError::invalid(
+                &t.name,
+                format!("sample id {bad} out of range (the set has {})", t.n()),
+            ));
+        }
+        let x: Vec<f32> = ids
+            .iter()
+            .flat_map(|&i| t.row(i).iter().map(|&v| v as f32))
+            .collect();
+        let y: Vec<f32> = ids.iter().map(|&i| t.y[i] as f32).collect();
+        Ok(TabularBatch {
+            inputs: Tensor::from_data(TensorData::new(x, [ids.len(), t.d]), device),
+            labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            ids: ids.to_vec(),
+        })
+    }
+}
+
+impl Batcher<usize, TabularBatch> for TabularBatcher {
+    /// Panics on an id out of range; use [`TabularBatcher::try_batch`] to get an error.
+    fn batch(&self, items: Vec<usize>, device: &Device) -> TabularBatch {
+        self.try_batch(&items, device)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
 
 /// A batch for a binary task.
 #[derive(Debug, Clone)]
@@ -167,5 +259,31 @@ impl Batcher<usize, ImageBatch> for ChexpertBatcher {
     fn batch(&self, items: Vec<usize>, device: &Device) -> ImageBatch {
         self.try_batch(&items, device)
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tabular_batches_and_sample_ids() {
+        let set = Arc::new(crate::load_builtin("australian").unwrap());
+        let b = TabularBatcher::new(set.clone());
+        let device = Device::flex();
+        let batch = b.try_batch(&[3, 0, 689], &device).unwrap();
+        assert_eq!(batch.inputs.dims(), [3, 14]);
+        let x: Vec<f32> = batch.inputs.into_data().try_into_vec().unwrap();
+        assert_eq!(
+            x[..14],
+            set.row(3).iter().map(|&v| v as f32).collect::<Vec<_>>()[..]
+        );
+        let y: Vec<f32> = batch.labels.into_data().try_into_vec().unwrap();
+        assert_eq!(y, vec![set.y[3] as f32, set.y[0] as f32, set.y[689] as f32]);
+        assert!(b.try_batch(&[690], &device).is_err());
+        assert!(b.try_batch(&[], &device).is_err());
+        let ids = SampleIds::new(690);
+        assert_eq!((ids.len(), ids.get(5).unwrap()), (690, 5));
+        assert!(ids.get(690).is_err());
     }
 }
