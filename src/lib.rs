@@ -18,6 +18,7 @@ pub mod pava;
 pub mod plot;
 pub mod regularizer;
 pub mod smoke;
+pub mod train;
 pub mod weights;
 
 pub use backend::{BackendKind, autodiff_device, device};

@@ -1,0 +1,287 @@
+//! Algorithm 1 of the rank-based paper for any Burn model `h_w`: the splitting variable
+//! `z_i` and multiplier `lambda_i` of every training sample live on the CPU, with
+//! `u_i = -y_i h_w(x_i)` (so `u = D w` for the linear model). One outer iteration:
+//!
+//! 1. a scoring pass over the training set (no autodiff) gives `u`;
+//! 2. after the first iteration, the dual step `lambda += rho (z - u)` and the rho schedule;
+//! 3. the z-step `z = PAVA(u - lambda / rho)` (problem 10);
+//! 4. the w-step, inexact: mini-batch steps of a Burn optimizer on
+//!    `rho/2 ||z - u(w) + lambda/rho||^2 + g(w) + r/2 ||w - w_k||^2`, whose gradient in the
+//!    score of sample i is `rho y_i (z_i - u_i + lambda_i / rho)` ([`DeepAdmm`] as an
+//!    [`Objective`]); `g(w) = mu/2 ||w||^2` and the proximal term are built on the device by
+//!    [`DeepAdmm::device_terms`].
+//!
+//! The exact linear solver ([`crate::admm::linear`]) is the reference it is tested against.
+
+use burn::module::Module;
+use burn::tensor::Tensor;
+use serde::{Deserialize, Serialize};
+
+use crate::admm::schedule::{Progress, RhoSchedule};
+use crate::loss::Loss;
+use crate::pava::Pava;
+use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::train::params::{Snapshot, squared_distance, squared_norm};
+use crate::weights::{Sigma, Weights};
+
+/// Settings of the deep rank-based ADMM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeepAdmmConfig {
+    /// Individual loss `l`.
+    pub loss: Loss,
+    /// Weights `sigma` of the rank-based loss (eq. 1).
+    pub weights: Weights,
+    /// Penalty schedule; `None` picks [`RhoSchedule::default_for`].
+    pub rho: Option<RhoSchedule>,
+    /// `mu` of `g(w) = mu/2 ||w||^2` over every parameter (0 for none).
+    pub l2: f64,
+    /// Proximal weight `r` of the w-step (0 drops the term).
+    pub r: f64,
+}
+
+impl DeepAdmmConfig {
+    /// `weights` with the logistic loss, `g = l2/2 ||w||^2`, the default schedule, `r = 0`.
+    pub fn new(weights: Weights, l2: f64) -> Self {
+        DeepAdmmConfig {
+            loss: Loss::Logistic,
+            weights,
+            rho: None,
+            l2,
+            r: 0.0,
+        }
+    }
+}
+
+/// The CPU state of the deep ADMM: what a checkpoint must hold to resume without loss.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdmmState {
+    /// Splitting variable, one per training sample (id order).
+    pub z: Vec<f64>,
+    /// Multipliers, one per training sample.
+    pub lambda: Vec<f64>,
+    /// Current penalty.
+    pub rho: f64,
+    /// Outer iterations started.
+    pub k: usize,
+    /// `u` of the last scoring pass (for the dual residual of the adaptive schedules).
+    pub u_prev: Vec<f64>,
+    /// `||z_k - z_{k-1}||` of the last z-step.
+    pub dz_norm: f64,
+}
+
+/// What an outer iteration reports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OuterRecord {
+    /// Outer iteration (1-based).
+    pub k: usize,
+    /// `sum_i sigma_i l(u_[i])` at the scored model (eq. 1 without `g`).
+    pub rank_loss: f64,
+    /// `||z - u||` before this iteration's dual step (0 on the first).
+    pub primal_residual: f64,
+    /// Penalty used by this iteration's z- and w-steps.
+    pub rho: f64,
+}
+
+/// Deep rank-based ADMM: CPU state and the w-step objective.
+#[derive(Debug, Clone)]
+pub struct DeepAdmm {
+    cfg: DeepAdmmConfig,
+    sigma: Sigma,
+    schedule: RhoSchedule,
+    labels: Vec<f64>,
+    u: Vec<f64>,
+    pava: Pava,
+    /// The resumable state.
+    pub state: AdmmState,
+}
+
+impl DeepAdmm {
+    /// State for a training set with `labels` (in {-1, +1}, id order).
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] for invalid weights, loss, schedule, `l2 < 0`, `r < 0`, or
+    /// labels outside {-1, +1}.
+    pub fn new(cfg: DeepAdmmConfig, labels: &[f64]) -> Result<Self, TrainError> {
+        let settings = |e: String| TrainError::Settings(e);
+        let n = labels.len();
+        cfg.loss.validate().map_err(|e| settings(e.to_string()))?;
+        let sigma = cfg.weights.sigma(n).map_err(|e| settings(e.to_string()))?;
+        if let Some(i) = labels.iter().position(|&y| y != 1.0 && y != -1.0) {
+            return Err(settings(format!(
+                "label {i} is {}, expected -1 or +1",
+                labels[i]
+            )));
+        }
+        if !(cfg.l2 >= 0.0 && cfg.r >= 0.0) {
+            return Err(settings(format!(
+                "l2 ({}) and r ({}) must be >= 0",
+                cfg.l2, cfg.r
+            )));
+        }
+        let convex = matches!(&sigma, Sigma::Fixed(s) if s.windows(2).all(|p| p[0] <= p[1]));
+        let schedule = cfg
+            .rho
+            .unwrap_or_else(|| RhoSchedule::default_for(&sigma, convex));
+        schedule.validate().map_err(settings)?;
+        let rho = schedule.initial();
+        Ok(DeepAdmm {
+            cfg,
+            sigma,
+            schedule,
+            labels: labels.to_vec(),
+            u: vec![0.0; n],
+            pava: Pava::new(),
+            state: AdmmState {
+                z: vec![0.0; n],
+                lambda: vec![0.0; n],
+                rho,
+                k: 0,
+                u_prev: vec![0.0; n],
+                dz_norm: 0.0,
+            },
+        })
+    }
+
+    /// Restore a saved state (for resuming).
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] when the state is for another number of samples or its
+    /// penalty is not positive.
+    pub fn restore(&mut self, state: AdmmState) -> Result<(), TrainError> {
+        let n = self.labels.len();
+        if state.z.len() != n
+            || state.lambda.len() != n
+            || state.u_prev.len() != n
+            || !(state.rho > 0.0)
+        {
+            return Err(TrainError::Settings(format!(
+                "saved ADMM state holds {} samples and rho {}, this run has {n}",
+                state.z.len(),
+                state.rho
+            )));
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    /// Number of training samples.
+    pub fn n(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Steps 1-3 of an outer iteration, given the scores of the whole training set in id
+    /// order: dual step and penalty update (after the first iteration), then the z-step.
+    ///
+    /// # Errors
+    /// [`TrainError`] for a wrong length or NaN/inf scores.
+    pub fn outer_step(&mut self, scores: &[f64]) -> Result<OuterRecord, TrainError> {
+        let n = self.n();
+        let ids: Vec<usize> = (0..scores.len()).collect();
+        check_batch(scores, &self.labels, &ids, Some(n))?;
+        for (u, (&s, &y)) in self.u.iter_mut().zip(scores.iter().zip(&self.labels)) {
+            *u = -y * s;
+        }
+        let rank_loss = self.sigma.rank_loss(&self.cfg.loss, &self.u);
+        let st = &mut self.state;
+        let mut primal = 0.0;
+        if st.k > 0 {
+            let (mut primal2, mut dual2) = (0.0, 0.0);
+            for i in 0..n {
+                let r = st.z[i] - self.u[i];
+                st.lambda[i] += st.rho * r;
+                primal2 += r * r;
+                dual2 += (self.u[i] - st.u_prev[i]).powi(2);
+            }
+            primal = primal2.sqrt();
+            let progress = Progress {
+                primal_residual: primal,
+                dual_residual: st.rho * dual2.sqrt(),
+                dz_norm: st.dz_norm,
+                dw_norm: 0.0,
+                d_norm: 1.0,
+                z_norm: st.z.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            };
+            st.rho = self.schedule.next(st.k - 1, st.rho, &progress);
+            if !(st.rho.is_finite() && st.rho > 0.0) {
+                return Err(TrainError::Settings(format!(
+                    "the rho schedule produced {} at outer iteration {}",
+                    st.rho, st.k
+                )));
+            }
+        }
+        st.u_prev.clone_from(&self.u);
+        let z_old = st.z.clone();
+        let m: Vec<f64> = (0..n).map(|i| self.u[i] - st.lambda[i] / st.rho).collect();
+        self.pava
+            .solve(&self.cfg.loss, &self.sigma, st.rho, &m, &mut st.z)
+            .map_err(|e| TrainError::Settings(e.to_string()))?;
+        st.dz_norm =
+            st.z.iter()
+                .zip(&z_old)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+        st.k += 1;
+        Ok(OuterRecord {
+            k: st.k,
+            rank_loss,
+            primal_residual: primal,
+            rho: st.rho,
+        })
+    }
+
+    /// The device part of the w-step loss, `mu/2 ||w||^2 + r/2 ||w - w_k||^2` (`snapshot` is
+    /// `w_k`, taken after [`DeepAdmm::outer_step`]); `None` when both weights are 0.
+    pub fn device_terms<M: Module>(&self, model: &M, snapshot: &Snapshot) -> Option<Tensor<1>> {
+        let mut out: Option<Tensor<1>> = None;
+        if self.cfg.l2 > 0.0 {
+            out = squared_norm(model).map(|t| t.mul_scalar(0.5 * self.cfg.l2));
+        }
+        if self.cfg.r > 0.0
+            && let Some(t) = squared_distance(model, snapshot)
+        {
+            let t = t.mul_scalar(0.5 * self.cfg.r);
+            out = Some(match out {
+                Some(o) => o + t,
+                None => t,
+            });
+        }
+        out
+    }
+}
+
+impl Objective for DeepAdmm {
+    /// The w-step's augmented term on a batch, scaled by `n / b` so that its expectation over
+    /// uniform batches is the full sum: loss `n/b sum_i rho/2 (z_i - u_i + lambda_i/rho)^2`,
+    /// gradient `n/b rho y_i (z_i - u_i + lambda_i/rho)`.
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        check_batch(scores, labels, ids, Some(self.n()))?;
+        if let Some(k) = (0..ids.len()).find(|&k| labels[k] != self.labels[ids[k]]) {
+            return Err(TrainError::BadLabel {
+                index: k,
+                value: labels[k],
+            });
+        }
+        let st = &self.state;
+        let scale = self.n() as f64 / ids.len() as f64;
+        let mut loss = 0.0;
+        let grad = ids
+            .iter()
+            .zip(scores.iter().zip(labels))
+            .map(|(&i, (&s, &y))| {
+                let r = st.z[i] + y * s + st.lambda[i] / st.rho;
+                loss += 0.5 * st.rho * r * r;
+                (scale * st.rho * y * r) as f32
+            })
+            .collect();
+        Ok(BatchGradient {
+            loss: scale * loss,
+            grad,
+        })
+    }
+}
