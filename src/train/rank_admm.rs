@@ -152,7 +152,8 @@ impl DeepAdmm {
         if state.z.len() != n
             || state.lambda.len() != n
             || state.u_prev.len() != n
-            || !(state.rho > 0.0)
+            || !state.rho.is_finite()
+            || state.rho <= 0.0
         {
             return Err(TrainError::Settings(format!(
                 "saved ADMM state holds {} samples and rho {}, this run has {n}",
