@@ -180,7 +180,221 @@ fn bad_batches_are_errors() {
     };
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
+    // SBCD needs both classes, enough of each for a block, and a valid FPR range.
+    use rankrisk::train::sbcd::{DeepSbcd, DeepSbcdConfig};
+    let y = [-1.0; 40];
+    let s = [0.0; 40];
+    let err = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y, &s).unwrap_err();
+    assert!(err.to_string().contains("0 positives"), "{err}");
+    let mut y2 = [-1.0; 40];
+    y2[..3].iter_mut().for_each(|v| *v = 1.0);
+    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y2, &s).is_err());
+    let mut y3 = [-1.0; 40];
+    y3[..20].iter_mut().for_each(|v| *v = 1.0);
+    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.5, 0.05, 0), &y3, &s).is_err());
+    let mut bad = s;
+    bad[0] = f64::NAN;
+    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y3, &bad).is_err());
+    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y3, &s).is_ok());
     // A state saved for another training set is refused.
     let other = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, -1.0]).unwrap();
     assert!(admm.restore(other.state.clone()).is_err());
+}
+
+fn test_data(sub: &str) -> Option<std::path::PathBuf> {
+    let root = std::env::var_os("RANKRISK_TEST_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data")
+        });
+    let dir = root.join(sub);
+    if dir.join(".done").is_file() {
+        return Some(dir);
+    }
+    let msg = format!("{} missing: run datasets/fetch-test-data.sh", dir.display());
+    if std::env::var_os("RANKRISK_REQUIRE_TEST_DATA").is_some_and(|v| v == "1") {
+        panic!("{msg}");
+    }
+    eprintln!("skipped: {msg}");
+    None
+}
+
+#[test]
+fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
+    use rankrisk::metrics::auc::pauc;
+    use rankrisk::train::sbcd::{DeepSbcd, DeepSbcdConfig};
+    use rankrisk_datasets::batcher::ImageBatcher;
+    use rankrisk_datasets::idx::read_mnist_style;
+    use std::sync::Arc;
+
+    let Some(dir) = test_data("fashion-mnist") else {
+        return;
+    };
+    // Fashion-MNIST: shirts (class 6) against everything else, the first 1500 training images.
+    let all = read_mnist_style(&dir, true).unwrap();
+    let task = Arc::new(
+        all.subset(&(0..1500).collect::<Vec<_>>())
+            .binary(&[6])
+            .unwrap(),
+    );
+    let labels = task.signed_labels();
+    let batcher = ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
+    for kind in kinds() {
+        let device: Device = autodiff_device(kind).unwrap();
+        device.seed(2);
+        let mut model = LinearScorerConfig::new(784)
+            .with_hidden(Some(32))
+            .with_bias(true)
+            .init(&device);
+        let forward = |m: &LinearScorer, ids: &[usize]| {
+            let b = batcher.try_batch(ids, &device).unwrap();
+            m.forward(b.inputs.reshape([ids.len(), 784]))
+        };
+        let score_all = |m: &LinearScorer| -> Vec<f64> {
+            let plain = m.valid();
+            let ids: Vec<usize> = (0..labels.len()).collect();
+            ids.chunks(500)
+                .flat_map(|c| {
+                    let b = batcher.try_batch(c, &device).unwrap();
+                    scores_to_cpu(plain.forward(b.inputs.reshape([c.len(), 784]))).unwrap()
+                })
+                .collect()
+        };
+        let s0 = score_all(&model);
+        let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
+        let mut sbcd = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 3), &labels, &s0).unwrap();
+        for _ in 0..2 {
+            let (m, rec) = sbcd.outer_step(model, forward).unwrap();
+            assert!(rec.sampled_loss.is_finite());
+            model = m;
+        }
+        let after = pauc(&score_all(&model), &labels, 0.05, 0.5).unwrap();
+        eprintln!("{kind}: training pAUC[0.05, 0.5] {before:.4} -> {after:.4}");
+        assert!(after > before + 0.2, "{kind}: {before} -> {after}");
+    }
+}
+
+mod resume {
+    use super::*;
+    use burn::optim::AdamConfig;
+    use rankrisk::train::checkpoint;
+    use rankrisk::train::rank_admm::AdmmState;
+    use rankrisk_datasets::batcher::TabularBatcher;
+    use rankrisk_datasets::sampler::DualSampler;
+    use serde::{Deserialize, Serialize};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// Everything on the CPU a resumed run needs: the ADMM state, the sampler position and
+    /// the loop position.
+    #[derive(Serialize, Deserialize)]
+    struct LoopState {
+        admm: AdmmState,
+        sampler: DualSampler,
+        outer: usize,
+        inner: usize,
+    }
+
+    const OUTER: usize = 3;
+    const INNER: usize = 5;
+
+    /// Deep ADMM (CVaR, l2, proximal term, Adam, mini-batches of 64 with half positives) on
+    /// an MLP; stops and checkpoints before step `stop` of outer iteration `stop.0`, or
+    /// resumes from `dir`. Returns the final parameters (or None when it stopped).
+    fn run(stop: Option<(usize, usize)>, resume: bool, dir: &Path) -> Option<Vec<f32>> {
+        let t = Arc::new(australian());
+        let device: Device = autodiff_device(BackendKind::Ndarray).unwrap();
+        let batcher = TabularBatcher::new(t.clone());
+        let mut cfg = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }, 0.01);
+        cfg.r = 0.1;
+        let mut admm = DeepAdmm::new(cfg, &t.y).unwrap();
+        let positive: Vec<bool> = t.y.iter().map(|&y| y > 0.0).collect();
+        // A fresh run's initialization; a resumed run starts from another one and must not
+        // depend on it.
+        device.seed(if resume { 77 } else { 7 });
+        let model = LinearScorerConfig::new(t.d)
+            .with_hidden(Some(8))
+            .init(&device);
+        let optim = AdamConfig::new().init();
+        let (mut model, mut anchor, mut optim, mut st) = if resume {
+            let (m, a, o, s): (_, _, _, LoopState) = checkpoint::load(dir, model, optim).unwrap();
+            admm.restore(s.admm.clone()).unwrap();
+            (m, a, o, s)
+        } else {
+            let st = LoopState {
+                admm: admm.state.clone(),
+                sampler: DualSampler::new(&positive, 64, 0.5, 11).unwrap(),
+                outer: 0,
+                inner: 0,
+            };
+            (model, None, optim, st)
+        };
+        let (x, _, _) = t.to_tensors(&device);
+        while st.outer < OUTER {
+            if st.inner == 0 {
+                let u = scores_to_cpu(model.valid().forward(x.clone())).unwrap();
+                admm.outer_step(&u).unwrap();
+                anchor = Some(model.clone());
+            }
+            let snapshot = Snapshot::of(anchor.as_ref().unwrap());
+            while st.inner < INNER {
+                if stop == Some((st.outer, st.inner)) {
+                    st.admm = admm.state.clone();
+                    checkpoint::save(dir, &model, anchor.as_ref(), &optim, &st).unwrap();
+                    return None;
+                }
+                let ids = st.sampler.next_batch();
+                let b = batcher.try_batch(&ids, &device).unwrap();
+                let labels: Vec<f64> = ids.iter().map(|&i| t.y[i]).collect();
+                let scores = model.forward(b.inputs);
+                let cpu = scores_to_cpu(scores.clone()).unwrap();
+                let g = admm.batch_gradient(&cpu, &labels, &ids).unwrap();
+                let mut loss = surrogate(scores, &g.grad).unwrap();
+                if let Some(extra) = admm.device_terms(&model, &snapshot) {
+                    loss = loss + extra;
+                }
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                model = optim.step(0.01, model, grads);
+                st.inner += 1;
+            }
+            st.inner = 0;
+            st.outer += 1;
+        }
+        let mut out: Vec<f32> = model
+            .output
+            .weight
+            .val()
+            .into_data()
+            .try_into_vec()
+            .unwrap();
+        let hidden = model.hidden.as_ref().unwrap();
+        out.extend(
+            hidden
+                .weight
+                .val()
+                .into_data()
+                .try_into_vec::<f32>()
+                .unwrap(),
+        );
+        Some(out)
+    }
+
+    #[test]
+    fn deep_admm_resumed_mid_iteration_is_bit_identical_on_ndarray() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-resume-{}", std::process::id()));
+        let straight = run(None, false, &dir).unwrap();
+        assert!(run(Some((1, 2)), false, &dir).is_none());
+        let resumed = run(None, true, &dir).unwrap();
+        assert_eq!(straight, resumed, "a resumed run must continue bit for bit");
+        // A missing checkpoint is an error naming the file.
+        let Err(err) = checkpoint::load::<LinearScorer, LoopState>(
+            &dir.join("absent"),
+            LinearScorerConfig::new(14).init(&Device::flex()),
+            AdamConfig::new().init(),
+        ) else {
+            panic!("loading a missing checkpoint succeeded");
+        };
+        assert!(err.to_string().contains("model.bpk"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -10,12 +10,18 @@
 //! - [`objective`]: the [`Objective`] trait and the plain rank-free ERM objective;
 //! - [`rank_admm`]: Algorithm 1 of the rank-based paper for deep models (z, lambda per sample
 //!   on the CPU, the w-step by mini-batch steps of a Burn optimizer);
+//! - [`sbcd`]: AGD-SBCD of the pAUC paper for deep models (per-positive duals on the CPU,
+//!   the closed-form v update parameter-wise on the device);
+//! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
 
+pub mod checkpoint;
 pub mod objective;
 pub mod params;
 pub mod rank_admm;
+pub mod sbcd;
 
 pub use objective::{BatchGradient, Erm, Objective, TrainError};
 pub use rank_admm::{DeepAdmm, DeepAdmmConfig};
+pub use sbcd::{DeepSbcd, DeepSbcdConfig};

@@ -13,7 +13,7 @@ fn flat<const D: usize>(t: Tensor<D>) -> Tensor<1> {
     t.reshape([n])
 }
 
-/// Detached copies of a module's float parameters, keyed by parameter id.
+/// Copies of a module's float parameters outside any autodiff graph, keyed by parameter id.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     values: HashMap<ParamId, Tensor<1>>,
@@ -25,7 +25,8 @@ impl Snapshot {
         struct Take<'a>(&'a mut HashMap<ParamId, Tensor<1>>);
         impl ModuleVisitor for Take<'_> {
             fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-                self.0.insert(param.id, flat(param.val().detach()));
+                // Plain (non-autodiff) values: a snapshot never joins a recorded graph.
+                self.0.insert(param.id, flat(param.val().inner()));
             }
         }
         let mut values = HashMap::new();
@@ -55,7 +56,12 @@ impl ModuleVisitor for Accumulate<'_> {
         if let Some(s) = self.snapshot
             && let Some(old) = s.values.get(&param.id)
         {
-            v = v - old.clone();
+            let old = if v.is_autodiff() {
+                old.clone().autodiff()
+            } else {
+                old.clone()
+            };
+            v = v - old;
         }
         let term = v.powi_scalar(2).sum();
         self.sum = Some(match self.sum.take() {
