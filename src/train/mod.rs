@@ -12,16 +12,20 @@
 //!   on the CPU, the w-step by mini-batch steps of a Burn optimizer);
 //! - [`sbcd`]: AGD-SBCD of the pAUC paper for deep models (per-positive duals on the CPU,
 //!   the closed-form v update parameter-wise on the device);
+//! - [`baselines`]: the deep baselines of the pAUC paper (CE, AUC-M with PESG, mini-batch
+//!   pAUC);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
 
+pub mod baselines;
 pub mod checkpoint;
 pub mod objective;
 pub mod params;
 pub mod rank_admm;
 pub mod sbcd;
 
+pub use baselines::{AucM, MiniBatchPauc};
 pub use objective::{BatchGradient, Erm, Objective, TrainError};
 pub use rank_admm::{DeepAdmm, DeepAdmmConfig};
 pub use sbcd::{DeepSbcd, DeepSbcdConfig};

@@ -1,0 +1,245 @@
+//! The deep baselines of the pAUC paper's Tables 2-3 as [`Objective`]s:
+//!
+//! - CE: binary cross-entropy on the logit, which is [`Erm`](crate::train::Erm) with the
+//!   logistic loss (trained with Adam in the paper);
+//! - AUC-M (Yuan et al. 2021): the AUC min-max margin loss, whose scalars `a`, `b` and `alpha`
+//!   live here on the CPU and follow PESG's updates (descent for `a`, `b` with the proximal
+//!   pull towards the epoch's reference, projected ascent for `alpha`); the model's part of
+//!   PESG is plain SGD on the bridge's gradient plus [`AucM::device_terms`];
+//! - MB (Kar et al. 2014): the pAUC surrogate (eq. 3) of each mini-batch on its own.
+
+use burn::module::Module;
+use burn::tensor::Tensor;
+use serde::{Deserialize, Serialize};
+
+use crate::loss::sigmoid;
+use crate::pauc::objective::{PairLoss, objective_and_score_grad};
+use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::train::params::{Snapshot, squared_distance, squared_norm};
+
+/// AUC-M with PESG's scalar updates.
+///
+/// With `h = sigmoid(s)` and `p` the share of positives in the training set, the batch loss is
+/// `(1-p) mean[(h-a)^2 1(y=1)] + p mean[(h-b)^2 1(y=-1)]
+///  + 2 alpha (p(1-p) m + mean[p h 1(y=-1) - (1-p) h 1(y=1)]) - p(1-p) alpha^2`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AucM {
+    /// Share of positives in the training set.
+    pub p: f64,
+    /// Margin m (LibAUC's default 1.0).
+    pub margin: f64,
+    /// PESG step size (the device optimizer must use the same).
+    pub lr: f64,
+    /// PESG's gamma: the proximal pull `1/gamma (x - x_ref)` (paper: tuned in {100, 500, 1000}).
+    pub gamma: f64,
+    /// Weight decay of the model parameters.
+    pub weight_decay: f64,
+    /// Mean score target of the positives.
+    pub a: f64,
+    /// Mean score target of the negatives.
+    pub b: f64,
+    /// Dual variable, kept >= 0.
+    pub alpha: f64,
+    a_ref: f64,
+    b_ref: f64,
+}
+
+impl AucM {
+    /// AUC-M for a training set with positive share `p`, margin 1, `a = b = alpha = 0`.
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] unless `0 < p < 1`, `lr > 0`, `gamma > 0`.
+    pub fn new(p: f64, lr: f64, gamma: f64, weight_decay: f64) -> Result<Self, TrainError> {
+        if !(p > 0.0 && p < 1.0 && lr > 0.0 && gamma > 0.0 && weight_decay >= 0.0) {
+            return Err(TrainError::Settings(format!(
+                "AUC-M needs 0 < p < 1, lr > 0, gamma > 0, weight decay >= 0 (got {p}, {lr}, {gamma}, {weight_decay})"
+            )));
+        }
+        Ok(AucM {
+            p,
+            margin: 1.0,
+            lr,
+            gamma,
+            weight_decay,
+            a: 0.0,
+            b: 0.0,
+            alpha: 0.0,
+            a_ref: 0.0,
+            b_ref: 0.0,
+        })
+    }
+
+    /// PESG's epoch decay: divide the step size by `factor` and make the current point the
+    /// new reference (take a new model [`Snapshot`] too).
+    pub fn decay(&mut self, factor: f64) {
+        self.lr /= factor;
+        self.a_ref = self.a;
+        self.b_ref = self.b;
+    }
+
+    /// The model's share of PESG's regularization on the device:
+    /// `weight_decay/2 ||w||^2 + 1/(2 gamma) ||w - w_ref||^2` (`reference` = `w_ref`).
+    pub fn device_terms<M: Module>(&self, model: &M, reference: &Snapshot) -> Option<Tensor<1>> {
+        let prox = squared_distance(model, reference).map(|t| t.mul_scalar(0.5 / self.gamma));
+        match (self.weight_decay > 0.0, prox) {
+            (true, Some(p)) => {
+                squared_norm(model).map(|n| n.mul_scalar(0.5 * self.weight_decay) + p)
+            }
+            (_, p) => p,
+        }
+    }
+}
+
+impl Objective for AucM {
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        check_batch(scores, labels, ids, None)?;
+        let (p, bsz) = (self.p, scores.len() as f64);
+        let (mut loss, mut ga, mut gb, mut mean_term) = (0.0, 0.0, 0.0, 0.0);
+        let grad = scores
+            .iter()
+            .zip(labels)
+            .map(|(&s, &y)| {
+                let h = sigmoid(s);
+                let dh = if y > 0.0 {
+                    loss += (1.0 - p) * (h - self.a).powi(2);
+                    ga -= 2.0 * (1.0 - p) * (h - self.a);
+                    mean_term -= (1.0 - p) * h;
+                    2.0 * (1.0 - p) * (h - self.a) - 2.0 * self.alpha * (1.0 - p)
+                } else {
+                    loss += p * (h - self.b).powi(2);
+                    gb -= 2.0 * p * (h - self.b);
+                    mean_term += p * h;
+                    2.0 * p * (h - self.b) + 2.0 * self.alpha * p
+                };
+                (dh * h * (1.0 - h) / bsz) as f32
+            })
+            .collect();
+        let pp = p * (1.0 - p);
+        let mean_term = mean_term / bsz;
+        let loss = loss / bsz + 2.0 * self.alpha * (pp * self.margin + mean_term)
+            - pp * self.alpha * self.alpha;
+        let g_alpha = 2.0 * (pp * self.margin + mean_term) - 2.0 * pp * self.alpha;
+        self.a -= self.lr * (ga / bsz + (self.a - self.a_ref) / self.gamma);
+        self.b -= self.lr * (gb / bsz + (self.b - self.b_ref) / self.gamma);
+        self.alpha = (self.alpha + self.lr * g_alpha).max(0.0);
+        Ok(BatchGradient { loss, grad })
+    }
+}
+
+/// The naive mini-batch pAUC method (Kar et al. 2014): eq. (3) of the pAUC paper evaluated on
+/// each batch alone, FPR range `[alpha, beta]` over the batch's negatives.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MiniBatchPauc {
+    /// FPR range start.
+    pub alpha: f64,
+    /// FPR range end.
+    pub beta: f64,
+    /// Pairwise surrogate.
+    pub loss: PairLoss,
+}
+
+impl Objective for MiniBatchPauc {
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        check_batch(scores, labels, ids, None)?;
+        let (mut pos, mut neg, mut where_) = (Vec::new(), Vec::new(), Vec::new());
+        for (&s, &y) in scores.iter().zip(labels) {
+            if y > 0.0 {
+                where_.push((true, pos.len()));
+                pos.push(s);
+            } else {
+                where_.push((false, neg.len()));
+                neg.push(s);
+            }
+        }
+        if pos.is_empty() || neg.is_empty() {
+            return Err(TrainError::Settings(format!(
+                "the mini-batch pAUC needs both classes in every batch ({} positives, {} negatives); use a sampler that guarantees them",
+                pos.len(),
+                neg.len()
+            )));
+        }
+        let (value, gp, gn) =
+            objective_and_score_grad(&pos, &neg, self.loss, self.alpha, self.beta)
+                .map_err(TrainError::Settings)?;
+        let grad = where_
+            .iter()
+            .map(|&(is_pos, k)| if is_pos { gp[k] } else { gn[k] } as f32)
+            .collect();
+        Ok(BatchGradient { loss: value, grad })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Central differences of the batch loss against the returned gradient (the objective is
+    /// cloned so that its scalar updates do not move the point).
+    fn check_fd(obj: &(impl Objective + Clone), s: &[f64], y: &[f64]) {
+        let ids: Vec<usize> = (0..s.len()).collect();
+        let g = obj.clone().batch_gradient(s, y, &ids).unwrap();
+        for i in 0..s.len() {
+            let h = 1e-6;
+            let (mut sp, mut sm) = (s.to_vec(), s.to_vec());
+            sp[i] += h;
+            sm[i] -= h;
+            let fp = obj.clone().batch_gradient(&sp, y, &ids).unwrap().loss;
+            let fm = obj.clone().batch_gradient(&sm, y, &ids).unwrap().loss;
+            let fd = (fp - fm) / (2.0 * h);
+            assert!(
+                (fd - f64::from(g.grad[i])).abs() < 1e-5,
+                "{i}: {fd} vs {}",
+                g.grad[i]
+            );
+        }
+    }
+
+    #[test]
+    fn aucm_and_minibatch_pauc_gradients_match_finite_differences() {
+        let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4];
+        let y = [1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0];
+        let mut m = AucM::new(0.3, 0.1, 500.0, 1e-4).unwrap();
+        (m.a, m.b, m.alpha) = (0.6, 0.2, 0.4);
+        check_fd(&m, &s, &y);
+        let mb = MiniBatchPauc {
+            alpha: 0.0,
+            beta: 0.6,
+            loss: PairLoss::Logistic,
+        };
+        check_fd(&mb, &s, &y);
+    }
+
+    #[test]
+    fn pesg_moves_the_scalars_and_keeps_alpha_nonnegative() {
+        let mut m = AucM::new(0.5, 0.5, 100.0, 0.0).unwrap();
+        let ids = [0, 1, 2, 3];
+        // Positives scored above negatives: alpha's gradient p(1-p) m + mean[...] stays > 0
+        // only while the margin is not met.
+        for _ in 0..50 {
+            m.batch_gradient(&[3.0, 3.0, -3.0, -3.0], &[1.0, 1.0, -1.0, -1.0], &ids)
+                .unwrap();
+        }
+        assert!(m.a > 0.5 && m.b < 0.5, "a {} b {}", m.a, m.b);
+        assert!(m.alpha >= 0.0);
+        assert!(AucM::new(1.0, 0.1, 100.0, 0.0).is_err());
+        let mut mb = MiniBatchPauc {
+            alpha: 0.05,
+            beta: 0.5,
+            loss: PairLoss::Logistic,
+        };
+        let err = mb
+            .batch_gradient(&[0.1, 0.2], &[-1.0, -1.0], &[0, 1])
+            .unwrap_err();
+        assert!(err.to_string().contains("both classes"), "{err}");
+    }
+}
