@@ -475,3 +475,68 @@ fn deep_baselines_raise_training_pauc_on_real_images() {
         assert!(after > before + 0.2, "{name}: {before} -> {after}");
     }
 }
+
+#[test]
+fn deep_admm_runs_inside_burn_trains_learner() {
+    use burn::data::dataloader::DataLoaderBuilder;
+    use burn::optim::AdamConfig;
+    use burn::train::{Learner, SupervisedTraining};
+    use rankrisk::metrics::auc::pauc;
+    use rankrisk::train::learner::{ImageScorer, ObjectiveModel};
+    use rankrisk_datasets::batcher::{ImageBatcher, SampleIds};
+    use rankrisk_datasets::idx::read_mnist_style;
+    use std::sync::Arc;
+
+    let Some(dir) = test_data("fashion-mnist") else {
+        return;
+    };
+    let all = read_mnist_style(&dir, true).unwrap();
+    let task = Arc::new(
+        all.subset(&(0..1500).collect::<Vec<_>>())
+            .binary(&[6])
+            .unwrap(),
+    );
+    let labels = task.signed_labels();
+    let n = labels.len();
+    let batcher = ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
+    let device: Device = autodiff_device(BackendKind::Ndarray).unwrap();
+    device.seed(8);
+    let scorer = LinearScorerConfig::new(784)
+        .with_hidden(Some(32))
+        .with_bias(true)
+        .init(&device);
+    let all_ids: Vec<usize> = (0..n).collect();
+    let score_all = |m: &LinearScorer| -> Vec<f64> {
+        let b = batcher.try_batch(&all_ids, &device).unwrap();
+        scores_to_cpu(m.valid().score_images(b.inputs)).unwrap()
+    };
+    let before = pauc(&score_all(&scorer), &labels, 0.05, 0.5).unwrap();
+    let admm = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 1e-4), &labels).unwrap();
+    let mut model = ObjectiveModel::new(scorer, admm);
+    // The caller keeps a handle on the objective for the outer steps between epochs.
+    let objective = model.objective.clone();
+    let out = std::env::temp_dir().join(format!("rankrisk-learner-{}", std::process::id()));
+    let mut optim = Some(AdamConfig::new().init());
+    for _ in 0..3 {
+        let u = score_all(&model.model);
+        objective.0.lock().unwrap().outer_step(&u).unwrap();
+        let loader = |seed| {
+            DataLoaderBuilder::new(batcher.clone())
+                .batch_size(64)
+                .shuffle(seed)
+                .set_device(device.clone())
+                .build(SampleIds::new(n))
+        };
+        let learner = Learner::new(model, optim.take().unwrap(), 1e-2);
+        let result = SupervisedTraining::new(&out, loader(1), loader(2))
+            .num_epochs(1)
+            .launch(learner);
+        model = result.model.train();
+        optim = Some(AdamConfig::new().init());
+    }
+    let after = pauc(&score_all(&model.model), &labels, 0.05, 0.5).unwrap();
+    eprintln!("Learner + deep ADMM: training pAUC[0.05, 0.5] {before:.4} -> {after:.4}");
+    assert!(after > before + 0.2, "{before} -> {after}");
+    assert_eq!(objective.0.lock().unwrap().state.k, 3);
+    std::fs::remove_dir_all(&out).ok();
+}

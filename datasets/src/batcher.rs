@@ -110,6 +110,8 @@ pub struct ImageBatch {
     pub inputs: Tensor<4>,
     /// Labels, +1 for positive and -1 for negative: `[batch]`.
     pub labels: Tensor<1>,
+    /// The same labels on the CPU, for the objectives (no read-back needed).
+    pub targets: Vec<f64>,
     /// Sample ids (positions in the data set), in batch order.
     pub ids: Vec<usize>,
 }
@@ -170,16 +172,18 @@ impl ImageBatcher {
                 x.push((v as f32 / 255.0 - self.mean[c]) / self.std[c]);
             }
         }
-        let y: Vec<f32> = ids
+        let targets: Vec<f64> = ids
             .iter()
             .map(|&i| if self.set.positive[i] { 1.0 } else { -1.0 })
             .collect();
+        let y: Vec<f32> = targets.iter().map(|&v| v as f32).collect();
         Ok(ImageBatch {
             inputs: Tensor::from_data(
                 TensorData::new(x, [ids.len(), s.channels, s.height, s.width]),
                 device,
             ),
             labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            targets,
             ids: ids.to_vec(),
         })
     }
@@ -228,7 +232,7 @@ impl ChexpertBatcher {
         }
         let size = self.transform.size;
         let mut x = Vec::with_capacity(ids.len() * 3 * size * size);
-        let mut y = Vec::with_capacity(ids.len());
+        let mut targets = Vec::with_capacity(ids.len());
         for &i in ids {
             if i >= self.set.len() {
                 return Err(DataError::invalid(
@@ -243,11 +247,13 @@ impl ChexpertBatcher {
                 self.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.epoch,
             );
             x.extend(self.set.image(i, &self.transform, &mut rng)?);
-            y.push(if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 });
+            targets.push(if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 });
         }
+        let y: Vec<f32> = targets.iter().map(|&v| v as f32).collect();
         Ok(ImageBatch {
             inputs: Tensor::from_data(TensorData::new(x, [ids.len(), 3, size, size]), device),
             labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            targets,
             ids: ids.to_vec(),
         })
     }

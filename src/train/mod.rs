@@ -14,12 +14,14 @@
 //!   the closed-form v update parameter-wise on the device);
 //! - [`baselines`]: the deep baselines of the pAUC paper (CE, AUC-M with PESG, mini-batch
 //!   pAUC);
+//! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
 
 pub mod baselines;
 pub mod checkpoint;
+pub mod learner;
 pub mod objective;
 pub mod params;
 pub mod rank_admm;
