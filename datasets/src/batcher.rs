@@ -149,6 +149,11 @@ impl ImageBatcher {
         Ok(ImageBatcher { set, mean, std })
     }
 
+    /// The data set.
+    pub fn set(&self) -> &BinaryImageSet {
+        &self.set
+    }
+
     /// The inputs of `ids` as one batch, checking that every id exists.
     ///
     /// # Errors
@@ -218,6 +223,11 @@ impl ChexpertBatcher {
             seed,
             epoch: 0,
         }
+    }
+
+    /// The data set.
+    pub fn set(&self) -> &Chexpert {
+        &self.set
     }
 
     /// Decode and stack `ids`.

@@ -14,6 +14,10 @@
 //!   the closed-form v update parameter-wise on the device);
 //! - [`baselines`]: the deep baselines of the pAUC paper (CE, AUC-M with PESG, mini-batch
 //!   pAUC);
+//! - [`image`]: a complete run on a binary image task (any method, evaluation, metrics files,
+//!   plots, checkpoints, resume);
+//! - [`tasks`]: the long-tailed binary image tasks (CIFAR-LT, Tiny-ImageNet, Fashion-MNIST,
+//!   MNIST) with ResNet-20;
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
@@ -21,11 +25,13 @@
 
 pub mod baselines;
 pub mod checkpoint;
+pub mod image;
 pub mod learner;
 pub mod objective;
 pub mod params;
 pub mod rank_admm;
 pub mod sbcd;
+pub mod tasks;
 
 pub use baselines::{AucM, MiniBatchPauc};
 pub use objective::{BatchGradient, Erm, Objective, TrainError};

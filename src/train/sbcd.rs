@@ -98,6 +98,8 @@ pub struct SbcdRecord {
     pub steps: usize,
     /// Mean over the steps of the sampled block's objective estimate of the level-n problem.
     pub sampled_loss: f64,
+    /// Seconds spent in the CPU part (indicators, gradients, dual updates).
+    pub cpu_seconds: f64,
 }
 
 /// Float parameters of a module as flat plain (non-autodiff) tensors, by id.
@@ -243,11 +245,12 @@ impl DeepSbcd {
         &mut self,
         w: &M,
         upper: bool,
+        iters: usize,
         forward: &mut impl FnMut(&M, &[usize]) -> Tensor<1>,
-    ) -> Result<(M, f64), TrainError> {
+    ) -> Result<(M, f64, f64), TrainError> {
         let k1 = (self.state.k + 1) as f64;
         let pairs = self.n_pos as f64 * self.n_neg as f64;
-        let iters = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
+        let mut cpu = 0.0;
         let eta = self.cfg.c / (k1 * pairs);
         let theta = self.cfg.c / (k1 * self.n_neg as f64);
         let mu = self.cfg.mu_scale / pairs;
@@ -271,10 +274,11 @@ impl DeepSbcd {
             let (pos, neg) = self.sampler.next_block();
             let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
             let scores = forward(&v, &ids);
-            let cpu = scores_to_cpu(scores.clone()).map_err(|e| {
+            let cpu_scores = scores_to_cpu(scores.clone()).map_err(|e| {
                 TrainError::Settings(format!("SBCD step {}: {e}", self.sampler.step))
             })?;
-            let (sp, sn) = cpu.split_at(pos.len());
+            let t_cpu = std::time::Instant::now();
+            let (sp, sn) = cpu_scores.split_at(pos.len());
             let pos_idx: Vec<usize> = pos
                 .iter()
                 .map(|&i| self.pos_index[i].expect("the sampler draws positives"))
@@ -302,6 +306,7 @@ impl DeepSbcd {
                 .chain(&grads.neg)
                 .map(|&x| x as f32)
                 .collect();
+            cpu += t_cpu.elapsed().as_secs_f64();
             let loss = surrogate(scores, &g)
                 .map_err(|e| TrainError::Settings(format!("SBCD surrogate: {e}")))?;
             let gp = GradientsParams::from_grads(loss.backward(), &v);
@@ -331,7 +336,7 @@ impl DeepSbcd {
         let v_bar = v.map(&mut Rewrite(|id, cur: Tensor<1>| {
             v_sum.get(&id).map_or(cur, |s| s.clone().div_scalar(t))
         }));
-        Ok((v_bar, loss_sum / t))
+        Ok((v_bar, loss_sum / t, cpu))
     }
 
     /// One outer iteration of Algorithm 2. `forward(model, ids)` must return the scores of the
@@ -343,20 +348,40 @@ impl DeepSbcd {
     pub fn outer_step<M: Module>(
         &mut self,
         w: M,
+        forward: impl FnMut(&M, &[usize]) -> Tensor<1>,
+    ) -> Result<(M, SbcdRecord), TrainError> {
+        self.outer_step_within(w, usize::MAX, forward)
+    }
+
+    /// [`DeepSbcd::outer_step`] with at most `budget` SBCD steps in all: when the iteration's
+    /// `T_k` per call does not fit, each call runs `budget / calls` steps (at least one), so
+    /// that methods can be compared at an equal number of samples.
+    ///
+    /// # Errors
+    /// As [`DeepSbcd::outer_step`].
+    pub fn outer_step_within<M: Module>(
+        &mut self,
+        w: M,
+        budget: usize,
         mut forward: impl FnMut(&M, &[usize]) -> Tensor<1>,
     ) -> Result<(M, SbcdRecord), TrainError> {
-        let iters = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
+        let calls = if self.range.lo > 0.0 { 2 } else { 1 };
+        let t_k = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
+        let iters = t_k.min((budget / calls).max(1));
         let ratio = self.cfg.gamma_scale / self.cfg.mu_scale;
-        let (v_m, calls) = if self.range.lo > 0.0 {
+        let mut cpu = 0.0;
+        let v_m = if calls == 2 {
             self.state.duals_m.reset_average();
-            let (v, _) = self.sbcd(&w, false, &mut forward)?;
+            let (v, _, c) = self.sbcd(&w, false, iters, &mut forward)?;
+            cpu += c;
             self.state.duals_m.lambda = self.state.duals_m.average();
-            (Some(collect(&v)), 2)
+            Some(collect(&v))
         } else {
-            (None, 1)
+            None
         };
         self.state.duals_n.reset_average();
-        let (v_n, sampled_loss) = self.sbcd(&w, true, &mut forward)?;
+        let (v_n, sampled_loss, c) = self.sbcd(&w, true, iters, &mut forward)?;
+        cpu += c;
         self.state.duals_n.lambda = self.state.duals_n.average();
         let w_vals = collect(&w);
         let vn_vals = collect(&v_n);
@@ -377,6 +402,7 @@ impl DeepSbcd {
                 k: self.state.k,
                 steps: calls * iters,
                 sampled_loss,
+                cpu_seconds: cpu,
             },
         ))
     }

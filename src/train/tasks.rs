@@ -1,0 +1,302 @@
+//! The long-tailed binary image tasks of the pAUC experiments, ready to train: CIFAR-10-LT /
+//! CIFAR-100-LT (official binary files), Tiny-ImageNet-200 (birds positive), and the
+//! MNIST-style sets we have for real (Fashion-MNIST, MNIST). The training split is made
+//! long-tailed (exponential profile), one or more classes are positive, 10% of it (seeded) is
+//! held out for validation and the official test split is the test set. The model is ResNet-20
+//! with as many input channels as the images have.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rankrisk_datasets::batcher::ImageBatcher;
+use rankrisk_datasets::cifar::{Cifar, read_cifar};
+use rankrisk_datasets::folder::{TINY_IMAGENET_BIRDS, read_tiny_imagenet};
+use rankrisk_datasets::idx::read_mnist_style;
+use rankrisk_datasets::{DataError, ImageSet};
+use rankrisk_models::ResNet20Config;
+
+use crate::backend::{BackendKind, autodiff_device};
+use crate::train::image::{Method, RunConfig, RunError, RunSummary, train_image_task};
+
+/// Which data set.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LtData {
+    /// Fashion-MNIST (IDX files; `datasets/fetch-test-data.sh` fetches them).
+    FashionMnist,
+    /// MNIST (IDX files; fetched too).
+    Mnist,
+    /// CIFAR-10 binary files (`data_batch_1.bin` ... `test_batch.bin`).
+    Cifar10,
+    /// CIFAR-100 binary files (`train.bin`, `test.bin`).
+    Cifar100,
+    /// Tiny-ImageNet-200 folder (birds positive).
+    TinyImagenet,
+}
+
+/// Settings of a long-tailed run (the `cifar_lt` example's flags).
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
+pub struct LongTailedArgs {
+    /// Data set.
+    #[arg(long, value_enum, default_value = "fashion-mnist")]
+    pub data: LtData,
+    /// Folder with the data set's files (default: the fetched test data for Fashion-MNIST and
+    /// MNIST).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Positive classes, comma-separated (default: 3, the cats of CIFAR-10; birds for
+    /// Tiny-ImageNet).
+    #[arg(long, value_delimiter = ',')]
+    pub positive: Vec<u16>,
+    /// Imbalance factor of the long-tailed profile (the rarest class keeps this share of the
+    /// most frequent one; 1 keeps every image).
+    #[arg(long, default_value_t = 0.01)]
+    pub imbalance: f64,
+    /// Keep at most this many training images (stratified by position; 0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub limit: usize,
+    /// Training method.
+    #[arg(long, value_enum, default_value = "sbcd")]
+    pub method: Method,
+    /// Budget in passes over the training set.
+    #[arg(long, default_value_t = 2)]
+    pub epochs: usize,
+    /// Samples per step.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Learning rate (c of AGD-SBCD); default per method.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// FPR range start.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// FPR range end.
+    #[arg(long, default_value_t = 0.5)]
+    pub beta: f64,
+    /// Backend (wgpu, ndarray, flex; default $BURN_DEVICE, else flex).
+    #[arg(long)]
+    pub backend: Option<BackendKind>,
+    /// Seed of the split, the initialization and the samplers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output folder: metrics.csv, metrics.json, summary.json, roc.png, curves.png,
+    /// best.bpk and checkpoint/.
+    #[arg(long, default_value = "out/long_tailed")]
+    pub out: PathBuf,
+    /// Continue from the checkpoint in --out.
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
+    let root = std::env::var_os("RANKRISK_TEST_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data"));
+    match data {
+        LtData::FashionMnist => Ok(root.join("fashion-mnist")),
+        LtData::Mnist => Ok(root.join("mnist")),
+        other => Err(DataError::invalid(
+            format!("{other:?}"),
+            "give --data-dir: the folder with the official files (CIFAR-10: data_batch_1.bin ... test_batch.bin from cifar-10-binary.tar.gz; CIFAR-100: train.bin, test.bin; Tiny-ImageNet: the tiny-imagenet-200 folder)",
+        )),
+    }
+}
+
+/// Per-channel mean and std of each data set's training images.
+fn normalization(data: LtData) -> (Vec<f32>, Vec<f32>) {
+    match data {
+        LtData::FashionMnist => (vec![0.2860], vec![0.3530]),
+        LtData::Mnist => (vec![0.1307], vec![0.3081]),
+        LtData::Cifar10 => (vec![0.4914, 0.4822, 0.4465], vec![0.2470, 0.2435, 0.2616]),
+        LtData::Cifar100 => (vec![0.5071, 0.4865, 0.4409], vec![0.2673, 0.2564, 0.2762]),
+        LtData::TinyImagenet => (vec![0.485, 0.456, 0.406], vec![0.229, 0.224, 0.225]),
+    }
+}
+
+fn load(data: LtData, dir: &std::path::Path, train: bool) -> Result<ImageSet, DataError> {
+    match data {
+        LtData::FashionMnist | LtData::Mnist => read_mnist_style(dir, train),
+        LtData::Cifar10 => read_cifar(dir, Cifar::Ten, train),
+        LtData::Cifar100 => read_cifar(dir, Cifar::Hundred, train),
+        LtData::TinyImagenet => read_tiny_imagenet(dir, train),
+    }
+}
+
+/// Build the task and train on it.
+///
+/// # Errors
+/// [`RunError`] for missing or malformed data (the message says what to download and where to
+/// put it), a bad setting, or an unwritable output folder.
+pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
+    let dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_dir(args.data)?,
+    };
+    let positive: Vec<u16> = match (args.positive.is_empty(), args.data) {
+        (false, _) => args.positive.clone(),
+        (true, LtData::TinyImagenet) => TINY_IMAGENET_BIRDS.to_vec(),
+        (true, _) => vec![3],
+    };
+    let train_all = load(args.data, &dir, true)?.long_tailed(args.imbalance)?;
+    let mut idx: Vec<usize> = (0..train_all.len()).collect();
+    if args.limit > 0 && args.limit < idx.len() {
+        // Every k-th image keeps the class profile.
+        let step = idx.len() as f64 / args.limit as f64;
+        idx = (0..args.limit)
+            .map(|k| (k as f64 * step) as usize)
+            .collect();
+    }
+    idx.shuffle(&mut StdRng::seed_from_u64(args.seed));
+    let n_val = (idx.len() / 10).max(1);
+    let (val_idx, train_idx) = idx.split_at(n_val);
+    let (mut tr, mut va) = (train_idx.to_vec(), val_idx.to_vec());
+    tr.sort_unstable();
+    va.sort_unstable();
+    let train = Arc::new(train_all.subset(&tr).binary(&positive)?);
+    let val = Arc::new(train_all.subset(&va).binary(&positive)?);
+    let test = Arc::new(load(args.data, &dir, false)?.binary(&positive)?);
+    let (mean, std) = normalization(args.data);
+    let tb = ImageBatcher::new(train.clone(), &mean, &std)?;
+    let vb = ImageBatcher::new(val, &mean, &std)?;
+    let sb = ImageBatcher::new(test, &mean, &std)?;
+    let kind = match args.backend {
+        Some(k) => k,
+        None => BackendKind::from_env()
+            .map_err(|e| RunError::Io(e.to_string()))?
+            .unwrap_or_default(),
+    };
+    let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
+    device.seed(args.seed);
+    let model = ResNet20Config::new()
+        .with_in_channels(train.images.channels)
+        .init(&device);
+    let mut cfg = RunConfig::new(args.method, args.out.clone());
+    cfg.epochs = args.epochs;
+    cfg.batch = args.batch;
+    if let Some(lr) = args.lr {
+        cfg.lr = lr;
+    }
+    (cfg.alpha, cfg.beta, cfg.seed) = (args.alpha, args.beta, args.seed);
+    cfg.resume = args.resume;
+    cfg.progress = !args.quiet;
+    if !args.quiet {
+        eprintln!(
+            "{}: {} training images ({} positive), {} validation, {} test; ResNet-20 on {kind}",
+            train.images.name,
+            train.positive.len(),
+            train.positives(),
+            vb.set().positive.len(),
+            sb.set().positive.len()
+        );
+    }
+    train_image_task(model, &tb, &vb, Some(&sb), &device, &cfg)
+}
+
+/// Settings of a CheXpert run (the `chexpert` example's flags).
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
+pub struct ChexpertArgs {
+    /// Folder that holds CheXpert-v1.0-small/ (or that folder itself).
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion.
+    #[arg(long, default_value = "edema")]
+    pub task: String,
+    /// Training method.
+    #[arg(long, value_enum, default_value = "sbcd")]
+    pub method: Method,
+    /// torchvision DenseNet-121 ImageNet weights (`densenet121-a639ec97.pth`) to start from.
+    #[arg(long)]
+    pub pretrained: Option<PathBuf>,
+    /// Image side in pixels.
+    #[arg(long, default_value_t = 224)]
+    pub size: usize,
+    /// Budget in passes over the training set.
+    #[arg(long, default_value_t = 2)]
+    pub epochs: usize,
+    /// Samples per step (the paper: 32).
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Learning rate (c of AGD-SBCD); default per method.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Keep at most this many training images (0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub limit: usize,
+    /// Backend (wgpu, ndarray, flex; default $BURN_DEVICE, else flex).
+    #[arg(long)]
+    pub backend: Option<BackendKind>,
+    /// Seed of the 9:1 split, the initialization, the samplers and the augmentation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output folder.
+    #[arg(long, default_value = "out/chexpert")]
+    pub out: PathBuf,
+    /// Continue from the checkpoint in --out.
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// DenseNet121 on one CheXpert task: train.csv split 9:1 (seeded) into training and
+/// validation, the official valid.csv as the test set, pAUC over FPR [0.05, 0.5].
+///
+/// # Errors
+/// [`RunError`] for a missing data folder (the message says what to download), unreadable
+/// images, a bad setting, or pretrained weights that do not fit.
+pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
+    use rankrisk_datasets::batcher::ChexpertBatcher;
+    use rankrisk_datasets::chexpert::{Chexpert, ChexpertConfig, Task};
+    use rankrisk_datasets::transform::XrayTransform;
+    use rankrisk_models::DenseNet121Config;
+    use rankrisk_models::pretrained::{Head, load_torchvision_densenet121};
+
+    let task: Task = args.task.parse()?;
+    let cfg = ChexpertConfig::single(task);
+    let mut all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
+    if args.limit > 0 && args.limit < all.len() {
+        let step = all.len() as f64 / args.limit as f64;
+        let idx: Vec<usize> = (0..args.limit)
+            .map(|k| (k as f64 * step) as usize)
+            .collect();
+        all = all.subset(&idx);
+    }
+    let (train, val) = all.split(0.9, args.seed)?;
+    let test = Chexpert::open(&args.data_dir, "valid.csv", &cfg)?;
+    let tb = ChexpertBatcher::new(Arc::new(train), XrayTransform::train(args.size), args.seed);
+    let vb = ChexpertBatcher::new(Arc::new(val), XrayTransform::eval(args.size), args.seed);
+    let sb = ChexpertBatcher::new(Arc::new(test), XrayTransform::eval(args.size), args.seed);
+    let kind = match args.backend {
+        Some(k) => k,
+        None => BackendKind::from_env()
+            .map_err(|e| RunError::Io(e.to_string()))?
+            .unwrap_or_default(),
+    };
+    let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
+    device.seed(args.seed);
+    let mut model = DenseNet121Config::new().init(&device);
+    if let Some(p) = &args.pretrained {
+        let report = load_torchvision_densenet121(&mut model, p, Head::Replace, None)
+            .map_err(|e| RunError::Io(e.to_string()))?;
+        eprintln!("pretrained weights: {report}");
+    }
+    let mut run = RunConfig::new(args.method, args.out.clone());
+    run.epochs = args.epochs;
+    run.batch = args.batch;
+    if let Some(lr) = args.lr {
+        run.lr = lr;
+    }
+    run.seed = args.seed;
+    run.resume = args.resume;
+    run.progress = !args.quiet;
+    train_image_task(model, &tb, &vb, Some(&sb), &device, &run)
+}
