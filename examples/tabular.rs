@@ -1,4 +1,4 @@
-//! The linear solvers on the vendored tabular sets: rank-based ADMM (ERM and CVaR q = 0.8,
+//! The linear solvers on the vendored tabular sets: rank-based ADMM (ERM and CVaR q = 0.5,
 //! logistic, l2 mu = 0.01) and AGD-SBCD for pAUC over FPR [0.05, 0.5], with test accuracy,
 //! AUC and pAUC, one row per set.
 //!
@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut rows: Vec<(String, Vec<f64>, f64)> = Vec::new();
         for (label, weights) in [
             ("ADMM ERM", Weights::Erm),
-            ("ADMM CVaR 0.8", Weights::Cvar { q: 0.8 }),
+            ("ADMM CVaR 0.5", Weights::Cvar { q: 0.5 }),
         ] {
             let cfg = AdmmConfig {
                 weights,
