@@ -71,7 +71,7 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
         "best.bpk",
         "checkpoint/model.bpk",
         "checkpoint/optimizer.bpk",
-        "checkpoint/state.json",
+        "checkpoint/state.cbor",
     ] {
         let p = out.join(f);
         assert!(

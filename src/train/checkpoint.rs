@@ -1,7 +1,8 @@
 //! Training checkpoints: the model (burnpack, parameter ids kept so that the optimizer state
 //! matches), optionally a second copy of the model (the w-step's anchor `w_k`), the optimizer
-//! state (burnpack) and the CPU state of the objective and the loop (JSON; f64 values round
-//! trip exactly). Files are written to temporary names and renamed, so a run killed while
+//! state (burnpack) and the CPU state of the objective and the loop (CBOR, which stores f64
+//! values as their 8 bytes; serde_json's default float parser can be one ulp off, which broke a
+//! bit-exact resume). Files are written to temporary names and renamed, so a run killed while
 //! saving leaves the previous checkpoint intact.
 
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub enum TrainCheckpointError {
 const MODEL: &str = "model.bpk";
 const ANCHOR: &str = "anchor.bpk";
 const OPTIM: &str = "optimizer.bpk";
-const STATE: &str = "state.json";
+const STATE: &str = "state.cbor";
 
 fn tmp(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -86,11 +87,12 @@ pub fn save<M: Module, S: Serialize>(
             reason: e.to_string(),
         })?;
     rename(&tmp(&optim_path), &optim_path)?;
-    let json = serde_json::to_vec(state).map_err(|e| TrainCheckpointError::State {
+    let mut bytes = Vec::new();
+    ciborium::into_writer(state, &mut bytes).map_err(|e| TrainCheckpointError::State {
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
-    std::fs::write(tmp(&state_path), json).map_err(|e| TrainCheckpointError::State {
+    std::fs::write(tmp(&state_path), bytes).map_err(|e| TrainCheckpointError::State {
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
@@ -129,7 +131,7 @@ pub fn load<M: Module, S: DeserializeOwned>(
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
-    let state = serde_json::from_slice(&text).map_err(|e| TrainCheckpointError::State {
+    let state = ciborium::from_reader(&text[..]).map_err(|e| TrainCheckpointError::State {
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
