@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release --example bench_decode` (after fetching the test data).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use image::codecs::jpeg::JpegEncoder;
@@ -26,10 +26,7 @@ fn images_per_second(files: &[PathBuf], t: &XrayTransform, reps: usize) -> f64 {
 }
 
 fn main() {
-    let root = std::env::var_os("RANKRISK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data"));
-    let xray = root.join("xray");
+    let xray = rankrisk_datasets::fetched::root().join("xray");
     let mut originals: Vec<PathBuf> = match std::fs::read_dir(&xray) {
         Ok(d) => d
             .map(|e| e.unwrap().path())

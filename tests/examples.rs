@@ -10,19 +10,7 @@ use rankrisk::train::image::Method;
 use rankrisk::train::tasks::{LongTailedArgs, LtData, run_long_tailed};
 
 fn fashion_dir() -> Option<PathBuf> {
-    let root = std::env::var_os("RANKRISK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data"));
-    let dir = root.join("fashion-mnist");
-    if dir.join(".done").is_file() {
-        return Some(dir);
-    }
-    let msg = format!("{} missing: run datasets/fetch-test-data.sh", dir.display());
-    if std::env::var_os("RANKRISK_REQUIRE_TEST_DATA").is_some_and(|v| v == "1") {
-        panic!("{msg}");
-    }
-    eprintln!("skipped: {msg}");
-    None
+    rankrisk_datasets::fetched::require("fashion-mnist")
 }
 
 fn args(out: &Path, dir: &Path) -> LongTailedArgs {

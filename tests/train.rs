@@ -202,43 +202,36 @@ fn bad_batches_are_errors() {
 }
 
 fn test_data(sub: &str) -> Option<std::path::PathBuf> {
-    let root = std::env::var_os("RANKRISK_TEST_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data")
-        });
-    let dir = root.join(sub);
-    if dir.join(".done").is_file() {
-        return Some(dir);
-    }
-    let msg = format!("{} missing: run datasets/fetch-test-data.sh", dir.display());
-    if std::env::var_os("RANKRISK_REQUIRE_TEST_DATA").is_some_and(|v| v == "1") {
-        panic!("{msg}");
-    }
-    eprintln!("skipped: {msg}");
-    None
+    rankrisk_datasets::fetched::require(sub)
+}
+
+/// Fashion-MNIST shirts (class 6) against everything else: the first 1,500 training images and
+/// their batcher.
+fn shirts() -> Option<(
+    std::sync::Arc<rankrisk_datasets::BinaryImageSet>,
+    rankrisk_datasets::batcher::ImageBatcher,
+)> {
+    let dir = test_data("fashion-mnist")?;
+    let all = rankrisk_datasets::idx::read_mnist_style(&dir, true).unwrap();
+    let task = std::sync::Arc::new(
+        all.subset(&(0..1500).collect::<Vec<_>>())
+            .binary(&[6])
+            .unwrap(),
+    );
+    let batcher =
+        rankrisk_datasets::batcher::ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
+    Some((task, batcher))
 }
 
 #[test]
 fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
     use rankrisk::train::sbcd::{DeepSbcd, DeepSbcdConfig};
-    use rankrisk_datasets::batcher::ImageBatcher;
-    use rankrisk_datasets::idx::read_mnist_style;
-    use std::sync::Arc;
 
-    let Some(dir) = test_data("fashion-mnist") else {
+    let Some((task, batcher)) = shirts() else {
         return;
     };
-    // Fashion-MNIST: shirts (class 6) against everything else, the first 1500 training images.
-    let all = read_mnist_style(&dir, true).unwrap();
-    let task = Arc::new(
-        all.subset(&(0..1500).collect::<Vec<_>>())
-            .binary(&[6])
-            .unwrap(),
-    );
     let labels = task.signed_labels();
-    let batcher = ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
     for kind in kinds() {
         let device: Device = autodiff_device(kind).unwrap();
         device.seed(2);
@@ -405,23 +398,13 @@ fn deep_baselines_raise_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
     use rankrisk::pauc::objective::PairLoss;
     use rankrisk::train::{AucM, MiniBatchPauc};
-    use rankrisk_datasets::batcher::ImageBatcher;
-    use rankrisk_datasets::idx::read_mnist_style;
     use rankrisk_datasets::sampler::DualSampler;
-    use std::sync::Arc;
 
-    let Some(dir) = test_data("fashion-mnist") else {
+    let Some((task, batcher)) = shirts() else {
         return;
     };
-    let all = read_mnist_style(&dir, true).unwrap();
-    let task = Arc::new(
-        all.subset(&(0..1500).collect::<Vec<_>>())
-            .binary(&[6])
-            .unwrap(),
-    );
     let labels = task.signed_labels();
     let p = task.positives() as f64 / labels.len() as f64;
-    let batcher = ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
     let device: Device = autodiff_device(BackendKind::Ndarray).unwrap();
     let score_all = |m: &LinearScorer| -> Vec<f64> {
         let ids: Vec<usize> = (0..labels.len()).collect();
@@ -483,22 +466,13 @@ fn deep_admm_runs_inside_burn_trains_learner() {
     use burn::train::{Learner, SupervisedTraining};
     use rankrisk::metrics::auc::pauc;
     use rankrisk::train::learner::{ImageScorer, ObjectiveModel};
-    use rankrisk_datasets::batcher::{ImageBatcher, SampleIds};
-    use rankrisk_datasets::idx::read_mnist_style;
-    use std::sync::Arc;
+    use rankrisk_datasets::batcher::SampleIds;
 
-    let Some(dir) = test_data("fashion-mnist") else {
+    let Some((task, batcher)) = shirts() else {
         return;
     };
-    let all = read_mnist_style(&dir, true).unwrap();
-    let task = Arc::new(
-        all.subset(&(0..1500).collect::<Vec<_>>())
-            .binary(&[6])
-            .unwrap(),
-    );
     let labels = task.signed_labels();
     let n = labels.len();
-    let batcher = ImageBatcher::new(task.clone(), &[0.2860], &[0.3530]).unwrap();
     let device: Device = autodiff_device(BackendKind::Ndarray).unwrap();
     device.seed(8);
     let scorer = LinearScorerConfig::new(784)

@@ -16,6 +16,7 @@ pub mod batcher;
 pub mod chexpert;
 pub mod cifar;
 pub mod error;
+pub mod fetched;
 pub mod folder;
 pub mod idx;
 pub mod imageset;

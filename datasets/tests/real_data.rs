@@ -18,19 +18,7 @@ use rankrisk_datasets::transform::XrayTransform;
 use rankrisk_datasets::{DataError, ImageSet, LabelColumn};
 
 fn data(sub: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("RANKRISK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data"));
-    let dir = root.join(sub);
-    if dir.join(".done").is_file() {
-        return Some(dir);
-    }
-    let msg = format!("{} missing: run datasets/fetch-test-data.sh", dir.display());
-    if std::env::var_os("RANKRISK_REQUIRE_TEST_DATA").is_some_and(|v| v == "1") {
-        panic!("{msg}");
-    }
-    eprintln!("skipped: {msg}");
-    None
+    rankrisk_datasets::fetched::require(sub)
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

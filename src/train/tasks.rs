@@ -97,9 +97,7 @@ pub struct LongTailedArgs {
 }
 
 fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
-    let root = std::env::var_os("RANKRISK_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/test-data"));
+    let root = rankrisk_datasets::fetched::root();
     match data {
         LtData::FashionMnist => Ok(root.join("fashion-mnist")),
         LtData::Mnist => Ok(root.join("mnist")),
