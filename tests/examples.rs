@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rankrisk::cli::BackendArg;
 use rankrisk::train::image::Method;
-use rankrisk::train::tasks::{LongTailedArgs, LtData, run_long_tailed};
+use rankrisk::train::tasks::{LongTailedArgs, LtData, TrainingArgs, run_long_tailed};
 
 fn fashion_dir() -> Option<PathBuf> {
     rankrisk_datasets::fetched::require("fashion-mnist")
@@ -19,18 +20,20 @@ fn args(out: &Path, dir: &Path) -> LongTailedArgs {
         data_dir: Some(dir.to_path_buf()),
         positive: vec![3],
         imbalance: 0.01,
-        limit: 6000,
-        method: Method::Ce,
-        epochs: 1,
-        batch: 32,
-        lr: None,
-        alpha: 0.05,
-        beta: 0.5,
-        backend: None,
-        seed: 0,
         out: out.to_path_buf(),
-        resume: false,
-        quiet: true,
+        training: TrainingArgs {
+            method: Method::Ce,
+            epochs: 1,
+            batch: 32,
+            lr: None,
+            alpha: 0.05,
+            beta: 0.5,
+            limit: 6000,
+            backend: BackendArg { backend: None },
+            seed: 0,
+            resume: false,
+            quiet: true,
+        },
     }
 }
 
@@ -70,8 +73,8 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
     // --resume with a larger budget continues from the checkpoint: the first record is kept
     // and training goes on.
     let mut more = args(&out, &dir);
-    more.epochs = 2;
-    more.resume = true;
+    more.training.epochs = 2;
+    more.training.resume = true;
     let second = run_long_tailed(&more).unwrap();
     assert!(second.history.len() > first.history.len());
     assert_eq!(second.history[..first.history.len()], first.history[..]);

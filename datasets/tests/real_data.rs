@@ -148,27 +148,11 @@ fn chexpert_images_from_real_xray_jpegs() {
     );
     // Augmentation: deterministic per (seed, id, epoch), different from the plain image.
     let train = ChexpertBatcher::new(set.clone(), XrayTransform::train(64), 0);
-    let a: Vec<f32> = train
-        .try_batch(&[2], &device)
-        .unwrap()
-        .inputs
-        .into_data()
-        .try_into_vec()
-        .unwrap();
-    let b: Vec<f32> = train
-        .try_batch(&[2], &device)
-        .unwrap()
-        .inputs
-        .into_data()
-        .try_into_vec()
-        .unwrap();
-    let plain: Vec<f32> = eval
-        .try_batch(&[2], &device)
-        .unwrap()
-        .inputs
-        .into_data()
-        .try_into_vec()
-        .unwrap();
+    let pixels = |b: &ChexpertBatcher| -> Vec<f32> {
+        let batch = b.try_batch(&[2], &device).unwrap();
+        batch.inputs.into_data().try_into_vec().unwrap()
+    };
+    let (a, b, plain) = (pixels(&train), pixels(&train), pixels(&eval));
     assert_eq!(a, b);
     assert_ne!(a, plain);
     // Out-of-range ids are errors.

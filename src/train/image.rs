@@ -279,6 +279,22 @@ where
             _ => SgdConfig::new().init(),
         }
     };
+    // AGD-SBCD's solver: its duals start at the pair loss of the initial model's scores; a
+    // resumed run replaces them with the saved state below.
+    let mut sbcd = match cfg.method {
+        Method::Sbcd => {
+            let mut c = DeepSbcdConfig::paper(cfg.alpha, cfg.beta, cfg.seed);
+            c.c = cfg.lr;
+            (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
+            let s0 = if cfg.resume {
+                vec![0.0; n]
+            } else {
+                score_all(&model.valid(), train, device)?
+            };
+            Some(DeepSbcd::new(c, &labels, &s0)?)
+        }
+        _ => None,
+    };
     let (mut model, mut optim, mut st) = if cfg.resume {
         let (m, _, o, st): (M, Option<M>, _, LoopState) =
             checkpoint::load(&ckpt, model, new_optim()).map_err(io)?;
@@ -292,13 +308,12 @@ where
                 beta: cfg.beta,
                 loss: PairLoss::Logistic,
             }),
-            Method::Sbcd => {
-                let s0 = score_all(&model.valid(), train, device)?;
-                let mut c = DeepSbcdConfig::paper(cfg.alpha, cfg.beta, cfg.seed);
-                c.c = cfg.lr;
-                (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
-                ObjectiveState::Sbcd(DeepSbcd::new(c, &labels, &s0)?.state)
-            }
+            Method::Sbcd => ObjectiveState::Sbcd(
+                sbcd.as_ref()
+                    .expect("built above for AGD-SBCD")
+                    .state
+                    .clone(),
+            ),
         };
         let st = LoopState {
             config: cfg.clone(),
@@ -328,20 +343,11 @@ where
     } else {
         ProgressBar::hidden()
     };
-    let mut sbcd = match cfg.method {
-        Method::Sbcd => {
-            let mut c = DeepSbcdConfig::paper(cfg.alpha, cfg.beta, cfg.seed);
-            c.c = cfg.lr;
-            (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
-            let zeros = vec![0.0; n];
-            let mut s = DeepSbcd::new(c, &labels, &zeros)?;
-            if let ObjectiveState::Sbcd(state) = &st.objective {
-                s.restore(state.clone())?;
-            }
-            Some(s)
-        }
-        _ => None,
-    };
+    if let (Some(s), ObjectiveState::Sbcd(state)) = (sbcd.as_mut(), &st.objective)
+        && cfg.resume
+    {
+        s.restore(state.clone())?;
+    }
     while st.steps_done < budget {
         let start = Instant::now();
         let mut cpu = 0.0;

@@ -18,7 +18,10 @@ use rankrisk_datasets::idx::read_mnist_style;
 use rankrisk_datasets::{DataError, ImageSet};
 use rankrisk_models::ResNet20Config;
 
+use burn::tensor::Device;
+
 use crate::backend::{BackendKind, autodiff_device};
+use crate::cli::BackendArg;
 use crate::train::image::{Method, RunConfig, RunError, RunSummary, train_image_task};
 
 /// Which data set.
@@ -39,8 +42,83 @@ pub enum LtData {
     TinyImagenet,
 }
 
+/// The flags every task shares: method, budget, FPR range, backend, seed, resume.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TrainingArgs {
+    /// Training method.
+    #[arg(long, value_enum, default_value = "sbcd")]
+    pub method: Method,
+    /// Budget in passes over the training set.
+    #[arg(long, default_value_t = 2)]
+    pub epochs: usize,
+    /// Samples per step (the paper: 32).
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Learning rate (c of AGD-SBCD); default per method.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// FPR range start.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// FPR range end.
+    #[arg(long, default_value_t = 0.5)]
+    pub beta: f64,
+    /// Keep at most this many training images (evenly spaced, so the class profile stays;
+    /// 0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub limit: usize,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Seed of the split, the initialization, the samplers and the augmentation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Continue from the checkpoint in the output folder.
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl TrainingArgs {
+    /// The run settings for output folder `out`.
+    fn run_config(&self, out: &std::path::Path) -> RunConfig {
+        let mut cfg = RunConfig::new(self.method, out.to_path_buf());
+        cfg.epochs = self.epochs;
+        cfg.batch = self.batch;
+        if let Some(lr) = self.lr {
+            cfg.lr = lr;
+        }
+        (cfg.alpha, cfg.beta, cfg.seed) = (self.alpha, self.beta, self.seed);
+        cfg.resume = self.resume;
+        cfg.progress = !self.quiet;
+        cfg
+    }
+
+    /// The autodiff device of the chosen backend, seeded.
+    fn device(&self) -> Result<(BackendKind, Device), RunError> {
+        let kind = self.backend.resolve().map_err(RunError::Io)?;
+        let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
+        device.seed(self.seed);
+        Ok((kind, device))
+    }
+
+    /// Indices `0..len` thinned to `limit` evenly spaced ones (all when `limit` is 0 or not
+    /// smaller than `len`).
+    fn kept(&self, len: usize) -> Vec<usize> {
+        if self.limit == 0 || self.limit >= len {
+            return (0..len).collect();
+        }
+        let step = len as f64 / self.limit as f64;
+        (0..self.limit)
+            .map(|k| (k as f64 * step) as usize)
+            .collect()
+    }
+}
+
 /// Settings of a long-tailed run (the `cifar_lt` example's flags).
-#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct LongTailedArgs {
     /// Data set.
     #[arg(long, value_enum, default_value = "fashion-mnist")]
@@ -57,43 +135,13 @@ pub struct LongTailedArgs {
     /// most frequent one; 1 keeps every image).
     #[arg(long, default_value_t = 0.01)]
     pub imbalance: f64,
-    /// Keep at most this many training images (stratified by position; 0 = all), for quick runs.
-    #[arg(long, default_value_t = 0)]
-    pub limit: usize,
-    /// Training method.
-    #[arg(long, value_enum, default_value = "sbcd")]
-    pub method: Method,
-    /// Budget in passes over the training set.
-    #[arg(long, default_value_t = 2)]
-    pub epochs: usize,
-    /// Samples per step.
-    #[arg(long, default_value_t = 32)]
-    pub batch: usize,
-    /// Learning rate (c of AGD-SBCD); default per method.
-    #[arg(long)]
-    pub lr: Option<f64>,
-    /// FPR range start.
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// FPR range end.
-    #[arg(long, default_value_t = 0.5)]
-    pub beta: f64,
-    /// Backend (wgpu, ndarray, flex; default $BURN_DEVICE, else flex).
-    #[arg(long)]
-    pub backend: Option<BackendKind>,
-    /// Seed of the split, the initialization and the samplers.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
     /// Output folder: metrics.csv, metrics.json, summary.json, roc.png, curves.png,
     /// best.bpk and checkpoint/.
     #[arg(long, default_value = "out/long_tailed")]
     pub out: PathBuf,
-    /// Continue from the checkpoint in --out.
-    #[arg(long)]
-    pub resume: bool,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    /// Method, budget and run settings.
+    #[command(flatten)]
+    pub training: TrainingArgs,
 }
 
 fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
@@ -144,15 +192,8 @@ pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
         (true, _) => vec![3],
     };
     let train_all = load(args.data, &dir, true)?.long_tailed(args.imbalance)?;
-    let mut idx: Vec<usize> = (0..train_all.len()).collect();
-    if args.limit > 0 && args.limit < idx.len() {
-        // Every k-th image keeps the class profile.
-        let step = idx.len() as f64 / args.limit as f64;
-        idx = (0..args.limit)
-            .map(|k| (k as f64 * step) as usize)
-            .collect();
-    }
-    idx.shuffle(&mut StdRng::seed_from_u64(args.seed));
+    let mut idx = args.training.kept(train_all.len());
+    idx.shuffle(&mut StdRng::seed_from_u64(args.training.seed));
     let n_val = (idx.len() / 10).max(1);
     let (val_idx, train_idx) = idx.split_at(n_val);
     let (mut tr, mut va) = (train_idx.to_vec(), val_idx.to_vec());
@@ -165,27 +206,12 @@ pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
     let tb = ImageBatcher::new(train.clone(), &mean, &std)?;
     let vb = ImageBatcher::new(val, &mean, &std)?;
     let sb = ImageBatcher::new(test, &mean, &std)?;
-    let kind = match args.backend {
-        Some(k) => k,
-        None => BackendKind::from_env()
-            .map_err(|e| RunError::Io(e.to_string()))?
-            .unwrap_or_default(),
-    };
-    let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
-    device.seed(args.seed);
+    let (kind, device) = args.training.device()?;
     let model = ResNet20Config::new()
         .with_in_channels(train.images.channels)
         .init(&device);
-    let mut cfg = RunConfig::new(args.method, args.out.clone());
-    cfg.epochs = args.epochs;
-    cfg.batch = args.batch;
-    if let Some(lr) = args.lr {
-        cfg.lr = lr;
-    }
-    (cfg.alpha, cfg.beta, cfg.seed) = (args.alpha, args.beta, args.seed);
-    cfg.resume = args.resume;
-    cfg.progress = !args.quiet;
-    if !args.quiet {
+    let cfg = args.training.run_config(&args.out);
+    if !args.training.quiet {
         eprintln!(
             "{}: {} training images ({} positive), {} validation, {} test; ResNet-20 on {kind}",
             train.images.name,
@@ -199,7 +225,7 @@ pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
 }
 
 /// Settings of a CheXpert run (the `chexpert` example's flags).
-#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ChexpertArgs {
     /// Folder that holds CheXpert-v1.0-small/ (or that folder itself).
     #[arg(long)]
@@ -207,42 +233,18 @@ pub struct ChexpertArgs {
     /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion.
     #[arg(long, default_value = "edema")]
     pub task: String,
-    /// Training method.
-    #[arg(long, value_enum, default_value = "sbcd")]
-    pub method: Method,
     /// torchvision DenseNet-121 ImageNet weights (`densenet121-a639ec97.pth`) to start from.
     #[arg(long)]
     pub pretrained: Option<PathBuf>,
     /// Image side in pixels.
     #[arg(long, default_value_t = 224)]
     pub size: usize,
-    /// Budget in passes over the training set.
-    #[arg(long, default_value_t = 2)]
-    pub epochs: usize,
-    /// Samples per step (the paper: 32).
-    #[arg(long, default_value_t = 32)]
-    pub batch: usize,
-    /// Learning rate (c of AGD-SBCD); default per method.
-    #[arg(long)]
-    pub lr: Option<f64>,
-    /// Keep at most this many training images (0 = all), for quick runs.
-    #[arg(long, default_value_t = 0)]
-    pub limit: usize,
-    /// Backend (wgpu, ndarray, flex; default $BURN_DEVICE, else flex).
-    #[arg(long)]
-    pub backend: Option<BackendKind>,
-    /// Seed of the 9:1 split, the initialization, the samplers and the augmentation.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
     /// Output folder.
     #[arg(long, default_value = "out/chexpert")]
     pub out: PathBuf,
-    /// Continue from the checkpoint in --out.
-    #[arg(long)]
-    pub resume: bool,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    /// Method, budget and run settings.
+    #[command(flatten)]
+    pub training: TrainingArgs,
 }
 
 /// DenseNet121 on one CheXpert task: train.csv split 9:1 (seeded) into training and
@@ -260,41 +262,32 @@ pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
 
     let task: Task = args.task.parse()?;
     let cfg = ChexpertConfig::single(task);
-    let mut all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
-    if args.limit > 0 && args.limit < all.len() {
-        let step = all.len() as f64 / args.limit as f64;
-        let idx: Vec<usize> = (0..args.limit)
-            .map(|k| (k as f64 * step) as usize)
-            .collect();
-        all = all.subset(&idx);
-    }
-    let (train, val) = all.split(0.9, args.seed)?;
+    let all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
+    let all = all.subset(&args.training.kept(all.len()));
+    let (train, val) = all.split(0.9, args.training.seed)?;
     let test = Chexpert::open(&args.data_dir, "valid.csv", &cfg)?;
-    let tb = ChexpertBatcher::new(Arc::new(train), XrayTransform::train(args.size), args.seed);
-    let vb = ChexpertBatcher::new(Arc::new(val), XrayTransform::eval(args.size), args.seed);
-    let sb = ChexpertBatcher::new(Arc::new(test), XrayTransform::eval(args.size), args.seed);
-    let kind = match args.backend {
-        Some(k) => k,
-        None => BackendKind::from_env()
-            .map_err(|e| RunError::Io(e.to_string()))?
-            .unwrap_or_default(),
-    };
-    let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
-    device.seed(args.seed);
+    let tb = ChexpertBatcher::new(
+        Arc::new(train),
+        XrayTransform::train(args.size),
+        args.training.seed,
+    );
+    let vb = ChexpertBatcher::new(
+        Arc::new(val),
+        XrayTransform::eval(args.size),
+        args.training.seed,
+    );
+    let sb = ChexpertBatcher::new(
+        Arc::new(test),
+        XrayTransform::eval(args.size),
+        args.training.seed,
+    );
+    let (_, device) = args.training.device()?;
     let mut model = DenseNet121Config::new().init(&device);
     if let Some(p) = &args.pretrained {
         let report = load_torchvision_densenet121(&mut model, p, Head::Replace, None)
             .map_err(|e| RunError::Io(e.to_string()))?;
         eprintln!("pretrained weights: {report}");
     }
-    let mut run = RunConfig::new(args.method, args.out.clone());
-    run.epochs = args.epochs;
-    run.batch = args.batch;
-    if let Some(lr) = args.lr {
-        run.lr = lr;
-    }
-    run.seed = args.seed;
-    run.resume = args.resume;
-    run.progress = !args.quiet;
+    let run = args.training.run_config(&args.out);
     train_image_task(model, &tb, &vb, Some(&sb), &device, &run)
 }
