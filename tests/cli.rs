@@ -290,3 +290,119 @@ fn fit_pauc_writes_json_and_refuses_bad_input() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+mod train_config {
+    use super::rankrisk;
+    use rankrisk::cli::train::{DEFAULT_CONFIG, Run, parse_config, to_toml};
+
+    #[test]
+    fn the_resolved_config_reads_back_to_the_same_runs() {
+        let runs = parse_config(DEFAULT_CONFIG, false, "default").unwrap();
+        assert_eq!(runs.len(), 4);
+        let printed = to_toml(&runs).unwrap();
+        assert_eq!(parse_config(&printed, false, "printed").unwrap(), runs);
+        let Run::LongTailed(sbcd) = &runs[3] else {
+            panic!("fourth default run is long-tailed: {runs:?}");
+        };
+        // Defaults filled in, the method's learning rate resolved.
+        assert_eq!(sbcd.training.t_scale, 10);
+        assert_eq!(sbcd.training.batch, 32);
+        assert_eq!(sbcd.training.lr, Some(1.0));
+        assert!(sbcd.training.backend.backend.is_some());
+    }
+
+    #[test]
+    fn json_toml_and_dashed_keys_agree() {
+        let toml = "task = \"long-tailed\"\nmethod = \"mb\"\npositive = [1, 2]\ntest_limit = 10\nresume = true\n";
+        let json = r#"{"task": "long-tailed", "method": "mb", "positive": [1, 2], "test-limit": 10, "resume": true}"#;
+        let a = parse_config(toml, false, "a").unwrap();
+        let b = parse_config(json, true, "b").unwrap();
+        assert_eq!(a, b);
+        let Run::LongTailed(args) = &a[0] else {
+            panic!("{a:?}")
+        };
+        assert_eq!(args.positive, vec![1, 2]);
+        assert!(args.training.resume);
+        assert_eq!(args.test_limit, 10);
+    }
+
+    #[test]
+    fn a_chexpert_run_keeps_its_task_name_apart_from_the_run_kind() {
+        let text = "task = \"chexpert\"\ndata_dir = \"/data\"\ntask_name = \"pleural-effusion\"\nsize = 320\n";
+        let runs = parse_config(text, false, "x").unwrap();
+        let Run::Chexpert(args) = &runs[0] else {
+            panic!("{runs:?}")
+        };
+        assert_eq!(args.task, "pleural-effusion");
+        assert_eq!(args.size, 320);
+        let printed = to_toml(&runs).unwrap();
+        assert!(printed.contains("task = \"chexpert\""), "{printed}");
+        assert!(
+            printed.contains("task_name = \"pleural-effusion\""),
+            "{printed}"
+        );
+        assert_eq!(parse_config(&printed, false, "printed").unwrap(), runs);
+    }
+
+    #[test]
+    fn bad_configs_name_the_run_and_the_key() {
+        let cases = [
+            ("task = \"long-tailed\"\nepochz = 3\n", "epochz"),
+            ("task = \"long-tailed\"\nepochs = \"two\"\n", "epochs"),
+            ("task = \"long-tailed\"\nmethod = \"adam\"\n", "adam"),
+            ("epochs = 3\n", "task"),
+            ("task = \"imagenet\"\n", "imagenet"),
+            ("task = \"tabular\"\n[extra]\nx = 1\n", "run"),
+            (
+                "[[run]]\ntask = \"tabular\"\n[[run]]\ntask = \"tabular\"\nsets = {a = 1}\n",
+                "run 2",
+            ),
+            ("task = \"tabular\"\nsets = [\n", "line 2"),
+            ("task = \"chexpert\"\n", "data_dir"),
+        ];
+        for (text, needle) in cases {
+            let err = parse_config(text, false, "cfg.toml").unwrap_err();
+            assert!(err.contains(needle), "{text:?}: {err}");
+            assert!(err.starts_with("cfg.toml"), "{err}");
+        }
+        let err = parse_config("{\"task\": ", true, "cfg.json").unwrap_err();
+        assert!(err.starts_with("cfg.json"), "{err}");
+    }
+
+    #[test]
+    fn train_runs_a_tabular_config_and_prints_the_table() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-train-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("tab.toml");
+        std::fs::write(
+            &cfg,
+            "task = \"tabular\"\nsets = [\"australian\"]\nouter = 3\n",
+        )
+        .unwrap();
+        let out = rankrisk(&["train", cfg.to_str().unwrap()], &[], None);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("# resolved config"), "{text}");
+        assert!(text.contains("train_share = 0.6"), "{text}");
+        for method in ["ADMM ERM", "ADMM CVaR 0.3", "AGD-SBCD"] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("| australian | ") && l.contains(method))
+                .unwrap_or_else(|| panic!("no {method} row: {text}"));
+            // test AUC column: a real classifier on australian, far above chance.
+            let auc: f64 = line.split('|').nth(3).unwrap().trim().parse().unwrap();
+            assert!(auc > 0.8, "{line}");
+        }
+        let out = rankrisk(&["train", "/nonexistent/cfg.toml"], &[], None);
+        assert_eq!(out.status.code(), Some(2));
+        let out = rankrisk(&["eval", dir.to_str().unwrap()], &[], None);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("config.toml not found"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

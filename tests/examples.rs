@@ -6,34 +6,24 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rankrisk::cli::BackendArg;
-use rankrisk::train::image::Method;
-use rankrisk::train::tasks::{LongTailedArgs, LtData, TrainingArgs, run_long_tailed};
+use rankrisk::cli::train::{Run, parse_config};
+use rankrisk::train::image::{EvalReport, RunSummary};
+use rankrisk::train::tasks::{LongTailedArgs, LtData, run_long_tailed};
 
 fn fashion_dir() -> Option<PathBuf> {
     rankrisk_datasets::fetched::require("fashion-mnist")
 }
 
+/// One pass of CE over 6,000 images of Fashion-MNIST-LT (dresses positive), every other
+/// setting at its default (read through the config parser, so the defaults are the CLI's).
 fn args(out: &Path, dir: &Path) -> LongTailedArgs {
-    LongTailedArgs {
-        data: LtData::FashionMnist,
-        data_dir: Some(dir.to_path_buf()),
-        positive: vec![3],
-        imbalance: 0.01,
-        out: out.to_path_buf(),
-        training: TrainingArgs {
-            method: Method::Ce,
-            epochs: 1,
-            batch: 32,
-            lr: None,
-            alpha: 0.05,
-            beta: 0.5,
-            limit: 6000,
-            backend: BackendArg { backend: None },
-            seed: 0,
-            resume: false,
-            quiet: true,
-        },
+    let text = format!(
+        "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nout = {out:?}\n\
+         method = \"ce\"\nepochs = 1\nlimit = 6000\nquiet = true\n"
+    );
+    match parse_config(&text, false, "test").unwrap().remove(0) {
+        Run::LongTailed(a) => a,
+        other => panic!("{other:?}"),
     }
 }
 
@@ -136,4 +126,83 @@ fn every_example_answers_help() {
             "{name}: {text}"
         );
     }
+}
+
+#[test]
+fn train_from_a_config_then_eval_scores_the_best_model_again() {
+    let Some(dir) = fashion_dir() else { return };
+    let root = std::env::temp_dir().join(format!("rankrisk-train-eval-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let out = root.join("run");
+    let cfg = root.join("run.json");
+    let text = serde_json::json!({
+        "task": "long-tailed", "data_dir": dir, "positive": [3], "out": out,
+        "method": "mb", "epochs": 1, "limit": 800, "test_limit": 500, "quiet": true,
+    });
+    std::fs::write(&cfg, text.to_string()).unwrap();
+    let bin = env!("CARGO_BIN_EXE_rankrisk");
+    let run = Command::new(bin)
+        .args(["train"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("| fashion-mnist-LT 0.01 (+3) | MB (epoch 1) |"),
+        "{stdout}"
+    );
+    assert!(out.join("config.toml").is_file());
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for (split, want) in [
+        ("test", summary.best.test_auc),
+        ("val", summary.best.val_auc),
+    ] {
+        let ev = Command::new(bin)
+            .args(["eval", "--split", split])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            ev.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ev.stderr)
+        );
+        let report: EvalReport = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("eval_{split}.json"))).unwrap(),
+        )
+        .unwrap();
+        // best.bpk is the model that was evaluated during training: the same AUC.
+        assert!(
+            (report.auc - want).abs() < 1e-9,
+            "{split}: {} vs {want}",
+            report.auc
+        );
+        assert!(out.join(format!("roc_{split}.png")).is_file());
+    }
+    assert_eq!(
+        serde_json::from_str::<EvalReport>(
+            &std::fs::read_to_string(out.join("eval_test.json")).unwrap()
+        )
+        .unwrap()
+        .samples,
+        500
+    );
+    // A checkpoint of another model is refused with a message, not a panic.
+    std::fs::write(root.join("junk.bpk"), b"not a burnpack").unwrap();
+    let bad = Command::new(bin)
+        .args(["eval", "--checkpoint"])
+        .arg(root.join("junk.bpk"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
+    std::fs::remove_dir_all(&root).ok();
 }

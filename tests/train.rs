@@ -241,7 +241,7 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
             .init(&device);
         let forward = |m: &LinearScorer, ids: &[usize]| {
             let b = batcher.try_batch(ids, &device).unwrap();
-            m.forward(b.inputs.reshape([ids.len(), 784]))
+            Ok::<_, TrainError>(m.forward(b.inputs.reshape([ids.len(), 784])))
         };
         let score_all = |m: &LinearScorer| -> Vec<f64> {
             let plain = m.valid();

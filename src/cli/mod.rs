@@ -7,8 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
+pub mod train;
 
 use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
 use crate::loss::Loss;
@@ -38,13 +40,19 @@ pub enum Command {
     FitPauc(Box<fit_pauc::FitPaucArgs>),
     /// Minimize the sum of ranked range (SoRR) loss for a linear model (AGD or DCA).
     FitSorr(Box<fit_pauc::FitSorrArgs>),
+    /// Train from a TOML/JSON config (image tasks, tabular sets); without a config, the
+    /// built-in default on real data; prints the resolved config and a results table.
+    Train(train::TrainArgs),
+    /// Score a trained model of a `train` run folder on its test or validation set (metrics
+    /// JSON and ROC plot).
+    Eval(Box<eval::EvalArgs>),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(SmokeArgs),
 }
 
 /// The backend choice shared by every training command.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Args, serde::Serialize)]
 pub struct BackendArg {
     /// Backend: wgpu, ndarray or flex (default: $BURN_DEVICE, else flex).
     #[arg(long)]
@@ -158,6 +166,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::FitPauc(args) => fit_pauc::run(&args),
         Command::FitSorr(args) => fit_pauc::run_sorr(&args),
         Command::Smoke(args) => run_smoke(&args),
+        Command::Train(args) => train::run(&args),
+        Command::Eval(args) => eval::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

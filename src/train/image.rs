@@ -114,6 +114,14 @@ pub struct RunConfig {
     pub batch: usize,
     /// Learning rate (c of AGD-SBCD).
     pub lr: f64,
+    /// AGD-SBCD: `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
+    pub t_scale: usize,
+    /// AGD-SBCD: `mu = mu_scale / (N+ N-)` (paper: 1e3).
+    pub mu_scale: f64,
+    /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: {0.1, 1, 2} x 1e3).
+    pub gamma_scale: f64,
+    /// AGD-SBCD: forward passes that re-estimate batch-norm statistics after each AGD step.
+    pub refresh_steps: usize,
     /// FPR range start.
     pub alpha: f64,
     /// FPR range end.
@@ -143,6 +151,10 @@ impl RunConfig {
                 Method::Sbcd => 1.0,
                 _ => 0.1,
             },
+            t_scale: 50,
+            mu_scale: 1e3,
+            gamma_scale: 1e3,
+            refresh_steps: 30,
             alpha: 0.05,
             beta: 0.5,
             seed: 0,
@@ -284,7 +296,8 @@ where
     let mut sbcd = match cfg.method {
         Method::Sbcd => {
             let mut c = DeepSbcdConfig::paper(cfg.alpha, cfg.beta, cfg.seed);
-            c.c = cfg.lr;
+            (c.c, c.t_scale, c.refresh_steps) = (cfg.lr, cfg.t_scale, cfg.refresh_steps);
+            (c.mu_scale, c.gamma_scale) = (cfg.mu_scale, cfg.gamma_scale);
             (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
             let s0 = if cfg.resume {
                 vec![0.0; n]
@@ -356,8 +369,7 @@ where
             // One outer iteration (two SBCD calls), shortened to fit the remaining budget.
             let left = budget - st.steps_done;
             let (m, rec) = s.outer_step_within(model, left, |m: &M, ids: &[usize]| {
-                let b = train.batch(ids, device).expect("training batch");
-                m.score_images(b.inputs)
+                Ok::<_, RunError>(m.score_images(train.batch(ids, device)?.inputs))
             })?;
             model = m;
             st.steps_done += rec.steps;
@@ -448,16 +460,27 @@ where
                     cfg.alpha,
                     cfg.beta,
                 ) {
-                    bar.println(format!("no ROC plot: {e}"));
+                    say(&bar, cfg.progress, format!("no ROC plot: {e}"));
                 }
             }
         }
         write_metrics(&cfg.out, &st.history).map_err(io)?;
         checkpoint::save(&ckpt, &model, None, &optim, &st).map_err(io)?;
-        bar.println(format!(
-            "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s",
-            rec.epoch, rec.epochs_seen, rec.train_loss, val_auc, val_pauc, test_auc, test_pauc, rec.seconds
-        ));
+        say(
+            &bar,
+            cfg.progress,
+            format!(
+                "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s",
+                rec.epoch,
+                rec.epochs_seen,
+                rec.train_loss,
+                val_auc,
+                val_pauc,
+                test_auc,
+                test_pauc,
+                rec.seconds
+            ),
+        );
     }
     bar.finish_and_clear();
     let best = *st
@@ -494,6 +517,16 @@ where
     Ok(summary)
 }
 
+/// A line above the progress bar, or on standard error when the bar is not drawn (no
+/// terminal: logs, CI), unless the run is quiet.
+fn say(bar: &ProgressBar, progress: bool, line: String) {
+    if !bar.is_hidden() {
+        bar.println(line);
+    } else if progress {
+        eprintln!("{line}");
+    }
+}
+
 fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Result<()> {
     let mut csv = std::fs::File::create(out.join("metrics.csv"))?;
     writeln!(
@@ -519,4 +552,72 @@ fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Result<()> {
         out.join("metrics.json"),
         serde_json::to_string_pretty(history).map_err(std::io::Error::other)?,
     )
+}
+
+/// What `rankrisk eval` reports for a trained model on one set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalReport {
+    /// The checkpoint scored.
+    pub checkpoint: PathBuf,
+    /// Which set (`test` or `val`).
+    pub split: String,
+    /// Samples scored.
+    pub samples: usize,
+    /// Positives among them.
+    pub positives: usize,
+    /// AUC.
+    pub auc: f64,
+    /// pAUC over FPR `[alpha, beta]` (normalized).
+    pub pauc: f64,
+    /// FPR range start.
+    pub alpha: f64,
+    /// FPR range end.
+    pub beta: f64,
+}
+
+/// Score every sample of `source` with `model` (inference mode) and write `eval_{split}.json`
+/// and the ROC curve `roc_{split}.png` (FPR range shaded) into `out`.
+///
+/// # Errors
+/// [`RunError`] for an unreadable image, a one-class set, NaN scores or an unwritable folder.
+pub fn evaluate_model<M: ImageScorer>(
+    model: &M,
+    source: &dyn ImageSource,
+    device: &Device,
+    (alpha, beta): (f64, f64),
+    checkpoint: &Path,
+    split: &str,
+    out: &Path,
+) -> Result<EvalReport, RunError> {
+    let io = |e: &dyn std::fmt::Display| RunError::Io(format!("{}: {e}", out.display()));
+    let scores = score_all(model, source, device)?;
+    let labels = source.labels();
+    let metric = |e: crate::metrics::MetricError| RunError::Io(format!("{split} set: {e}"));
+    let report = EvalReport {
+        checkpoint: checkpoint.to_path_buf(),
+        split: split.to_string(),
+        samples: labels.len(),
+        positives: labels.iter().filter(|&&y| y > 0.0).count(),
+        auc: auc(&scores, &labels).map_err(metric)?,
+        pauc: pauc(&scores, &labels, alpha, beta).map_err(metric)?,
+        alpha,
+        beta,
+    };
+    std::fs::create_dir_all(out).map_err(|e| io(&e))?;
+    let json = serde_json::to_string_pretty(&report).map_err(|e| io(&e))?;
+    std::fs::write(out.join(format!("eval_{split}.json")), json).map_err(|e| io(&e))?;
+    let points = roc_curve(&scores, &labels).map_err(metric)?;
+    let curve = Series {
+        name: format!("AUC {:.4}, pAUC {:.4}", report.auc, report.pauc),
+        points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
+    };
+    roc(
+        &out.join(format!("roc_{split}.png")),
+        &format!("ROC on the {split} set, FPR range shaded"),
+        &[curve],
+        alpha,
+        beta,
+    )
+    .map_err(|e| io(&e))?;
+    Ok(report)
 }

@@ -17,7 +17,9 @@
 //! - [`image`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`tasks`]: the long-tailed binary image tasks (CIFAR-LT, Tiny-ImageNet, Fashion-MNIST,
-//!   MNIST) with ResNet-20;
+//!   MNIST) with ResNet-20 and the CheXpert tasks with DenseNet121;
+//! - [`tabular`]: the linear solvers on the vendored tabular sets, scored on a test split;
+//! - [`report`]: one results row per trained model and the markdown table of them;
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
@@ -30,7 +32,9 @@ pub mod learner;
 pub mod objective;
 pub mod params;
 pub mod rank_admm;
+pub mod report;
 pub mod sbcd;
+pub mod tabular;
 pub mod tasks;
 
 pub use baselines::{AucM, MiniBatchPauc};

@@ -53,6 +53,11 @@ pub struct DeepSbcdConfig {
     pub j: usize,
     /// Seed of the block sampler.
     pub seed: u64,
+    /// Training-mode forward passes over sampled blocks after each AGD step, so that buffers
+    /// such as batch-norm running statistics are re-estimated for the new `w` (not part of
+    /// the paper's algorithm: the AGD step combines three models' parameters and no model's
+    /// statistics fit the result). Skipped for models without buffers.
+    pub refresh_steps: usize,
 }
 
 impl DeepSbcdConfig {
@@ -72,6 +77,7 @@ impl DeepSbcdConfig {
             i: 16,
             j: 16,
             seed,
+            refresh_steps: 30,
         }
     }
 }
@@ -110,11 +116,16 @@ fn flat_plain<const D: usize>(t: Tensor<D>) -> Tensor<1> {
     t.inner().reshape([n])
 }
 
+/// The trainable float parameters (those that require a gradient); buffers such as
+/// batch-norm running statistics are left out: they are not variables of the problem.
 fn collect(module: &impl Module) -> ParamMap {
     struct Take<'a>(&'a mut ParamMap);
     impl ModuleVisitor for Take<'_> {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            self.0.insert(param.id, flat_plain(param.val().detach()));
+            let t = param.val();
+            if t.is_require_grad() {
+                self.0.insert(param.id, flat_plain(t.detach()));
+            }
         }
     }
     let mut out = HashMap::new();
@@ -122,22 +133,33 @@ fn collect(module: &impl Module) -> ParamMap {
     out
 }
 
-/// Replace every float parameter by `f(id, current flat plain value)`, keeping ids and the
-/// gradient requirement.
+/// Whether a module holds float tensors that are not trained (batch-norm running statistics).
+fn has_buffers(module: &impl Module) -> bool {
+    struct Any(bool);
+    impl ModuleVisitor for Any {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0 |= !param.val().is_require_grad();
+        }
+    }
+    let mut any = Any(false);
+    module.visit(&mut any);
+    any.0
+}
+
+/// Replace every trainable float parameter by `f(id, current flat plain value)`, keeping ids;
+/// buffers (batch-norm running statistics) keep their values.
 struct Rewrite<F: FnMut(ParamId, Tensor<1>) -> Tensor<1>>(F);
 
 impl<F: FnMut(ParamId, Tensor<1>) -> Tensor<1>> ModuleMapper for Rewrite<F> {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let (id, tensor, mapper) = param.consume();
-        let require_grad = tensor.is_require_grad();
+        if !tensor.is_require_grad() {
+            return Param::from_mapped_value(id, tensor, mapper);
+        }
         let shape = tensor.shape();
         let flat = flat_plain(tensor.detach());
         let new: Tensor<D> = (self.0)(id, flat).reshape(shape);
-        let mut t = Tensor::from_inner(new);
-        if require_grad {
-            t = t.require_grad();
-        }
-        Param::from_mapped_value(id, t, mapper)
+        Param::from_mapped_value(id, Tensor::from_inner(new).require_grad(), mapper)
     }
 }
 
@@ -241,13 +263,13 @@ impl DeepSbcd {
     /// Algorithm 1 from `w` for the level m (`upper = false`) or n: returns `v_bar` as a module
     /// (float parameters averaged over the T iterates, the rest from the last iterate), the
     /// number of steps and the mean sampled loss.
-    fn sbcd<M: Module>(
+    fn sbcd<M: Module, E: From<TrainError>>(
         &mut self,
         w: &M,
         upper: bool,
         iters: usize,
-        forward: &mut impl FnMut(&M, &[usize]) -> Tensor<1>,
-    ) -> Result<(M, f64, f64), TrainError> {
+        forward: &mut impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    ) -> Result<(M, f64, f64), E> {
         let k1 = (self.state.k + 1) as f64;
         let pairs = self.n_pos as f64 * self.n_neg as f64;
         let mut cpu = 0.0;
@@ -273,7 +295,7 @@ impl DeepSbcd {
             duals.accumulate();
             let (pos, neg) = self.sampler.next_block();
             let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
-            let scores = forward(&v, &ids);
+            let scores = forward(&v, &ids)?;
             let cpu_scores = scores_to_cpu(scores.clone()).map_err(|e| {
                 TrainError::Settings(format!("SBCD step {}: {e}", self.sampler.step))
             })?;
@@ -340,16 +362,19 @@ impl DeepSbcd {
     }
 
     /// One outer iteration of Algorithm 2. `forward(model, ids)` must return the scores of the
-    /// samples `ids` (in that order) on the autodiff device. Returns the new model (its
-    /// non-float state, e.g. batch-norm statistics, from the last SBCD iterate).
+    /// samples `ids` (in that order) on the autodiff device, in training mode, or the caller's
+    /// error (e.g. an unreadable image). Only trainable parameters are variables of the
+    /// problem; the new model's buffers (batch-norm statistics) are re-estimated by
+    /// [`DeepSbcdConfig::refresh_steps`] forward passes.
     ///
     /// # Errors
-    /// [`TrainError`] when scores are NaN/inf or the surrogate refuses a gradient.
-    pub fn outer_step<M: Module>(
+    /// The caller's error, or [`TrainError`] (converted) when scores are NaN/inf or the
+    /// surrogate refuses a gradient.
+    pub fn outer_step<M: Module, E: From<TrainError>>(
         &mut self,
         w: M,
-        forward: impl FnMut(&M, &[usize]) -> Tensor<1>,
-    ) -> Result<(M, SbcdRecord), TrainError> {
+        forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    ) -> Result<(M, SbcdRecord), E> {
         self.outer_step_within(w, usize::MAX, forward)
     }
 
@@ -359,12 +384,12 @@ impl DeepSbcd {
     ///
     /// # Errors
     /// As [`DeepSbcd::outer_step`].
-    pub fn outer_step_within<M: Module>(
+    pub fn outer_step_within<M: Module, E: From<TrainError>>(
         &mut self,
         w: M,
         budget: usize,
-        mut forward: impl FnMut(&M, &[usize]) -> Tensor<1>,
-    ) -> Result<(M, SbcdRecord), TrainError> {
+        mut forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    ) -> Result<(M, SbcdRecord), E> {
         let calls = if self.range.lo > 0.0 { 2 } else { 1 };
         let t_k = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
         let iters = t_k.min((budget / calls).max(1));
@@ -395,6 +420,14 @@ impl DeepSbcd {
             let vn = vn_vals.get(&id).cloned().unwrap_or(cur);
             wv - (vm - vn).mul_scalar(ratio)
         }));
+        if has_buffers(&new_w) {
+            for _ in 0..self.cfg.refresh_steps {
+                let (pos, neg) = self.sampler.next_block();
+                let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
+                drop(forward(&new_w, &ids)?);
+            }
+            self.state.sampler_step = self.sampler.step;
+        }
         self.state.k += 1;
         Ok((
             new_w,

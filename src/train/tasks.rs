@@ -11,12 +11,16 @@ use std::sync::Arc;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rankrisk_datasets::batcher::ImageBatcher;
+use rankrisk_datasets::batcher::{ChexpertBatcher, ImageBatcher};
+use rankrisk_datasets::chexpert::{Chexpert, ChexpertConfig, Task};
 use rankrisk_datasets::cifar::{Cifar, read_cifar};
 use rankrisk_datasets::folder::{TINY_IMAGENET_BIRDS, read_tiny_imagenet};
 use rankrisk_datasets::idx::read_mnist_style;
+use rankrisk_datasets::transform::XrayTransform;
 use rankrisk_datasets::{DataError, ImageSet};
+use rankrisk_models::DenseNet121Config;
 use rankrisk_models::ResNet20Config;
+use rankrisk_models::pretrained::{Head, load_torchvision_densenet121};
 
 use burn::tensor::Device;
 
@@ -43,7 +47,7 @@ pub enum LtData {
 }
 
 /// The flags every task shares: method, budget, FPR range, backend, seed, resume.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize)]
 pub struct TrainingArgs {
     /// Training method.
     #[arg(long, value_enum, default_value = "sbcd")]
@@ -57,6 +61,19 @@ pub struct TrainingArgs {
     /// Learning rate (c of AGD-SBCD); default per method.
     #[arg(long)]
     pub lr: Option<f64>,
+    /// AGD-SBCD: `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
+    #[arg(long, default_value_t = 50)]
+    pub t_scale: usize,
+    /// AGD-SBCD: `mu = mu_scale / (N+ N-)` (paper: 1e3).
+    #[arg(long, default_value_t = 1e3)]
+    pub mu_scale: f64,
+    /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: tuned in {0.1, 1, 2} x 1e3).
+    #[arg(long, default_value_t = 1e3)]
+    pub gamma_scale: f64,
+    /// AGD-SBCD: training-mode forward passes after each AGD step that re-estimate the
+    /// batch-norm statistics for the new parameters.
+    #[arg(long, default_value_t = 30)]
+    pub bn_refresh: usize,
     /// FPR range start.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -69,6 +86,7 @@ pub struct TrainingArgs {
     pub limit: usize,
     /// The backend.
     #[command(flatten)]
+    #[serde(flatten)]
     pub backend: BackendArg,
     /// Seed of the split, the initialization, the samplers and the augmentation.
     #[arg(long, default_value_t = 0)]
@@ -91,34 +109,43 @@ impl TrainingArgs {
             cfg.lr = lr;
         }
         (cfg.alpha, cfg.beta, cfg.seed) = (self.alpha, self.beta, self.seed);
+        (cfg.t_scale, cfg.mu_scale, cfg.gamma_scale) =
+            (self.t_scale, self.mu_scale, self.gamma_scale);
+        cfg.refresh_steps = self.bn_refresh;
         cfg.resume = self.resume;
         cfg.progress = !self.quiet;
         cfg
     }
 
     /// The autodiff device of the chosen backend, seeded.
-    fn device(&self) -> Result<(BackendKind, Device), RunError> {
+    ///
+    /// # Errors
+    /// [`RunError::Io`] for an unknown `BURN_DEVICE` or a backend that cannot start.
+    pub fn device(&self) -> Result<(BackendKind, Device), RunError> {
         let kind = self.backend.resolve().map_err(RunError::Io)?;
         let device = autodiff_device(kind).map_err(|e| RunError::Io(e.to_string()))?;
         device.seed(self.seed);
         Ok((kind, device))
     }
 
-    /// Indices `0..len` thinned to `limit` evenly spaced ones (all when `limit` is 0 or not
-    /// smaller than `len`).
+    /// Training indices `0..len` thinned by `limit`.
     fn kept(&self, len: usize) -> Vec<usize> {
-        if self.limit == 0 || self.limit >= len {
-            return (0..len).collect();
-        }
-        let step = len as f64 / self.limit as f64;
-        (0..self.limit)
-            .map(|k| (k as f64 * step) as usize)
-            .collect()
+        thin(len, self.limit)
     }
 }
 
+/// Indices `0..len` thinned to `limit` evenly spaced ones (all when `limit` is 0 or not smaller
+/// than `len`).
+fn thin(len: usize, limit: usize) -> Vec<usize> {
+    if limit == 0 || limit >= len {
+        return (0..len).collect();
+    }
+    let step = len as f64 / limit as f64;
+    (0..limit).map(|k| (k as f64 * step) as usize).collect()
+}
+
 /// Settings of a long-tailed run (the `cifar_lt` example's flags).
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize)]
 pub struct LongTailedArgs {
     /// Data set.
     #[arg(long, value_enum, default_value = "fashion-mnist")]
@@ -135,12 +162,16 @@ pub struct LongTailedArgs {
     /// most frequent one; 1 keeps every image).
     #[arg(long, default_value_t = 0.01)]
     pub imbalance: f64,
+    /// Keep at most this many test images (evenly spaced; 0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub test_limit: usize,
     /// Output folder: metrics.csv, metrics.json, summary.json, roc.png, curves.png,
     /// best.bpk and checkpoint/.
     #[arg(long, default_value = "out/long_tailed")]
     pub out: PathBuf,
     /// Method, budget and run settings.
     #[command(flatten)]
+    #[serde(flatten)]
     pub training: TrainingArgs,
 }
 
@@ -176,12 +207,39 @@ fn load(data: LtData, dir: &std::path::Path, train: bool) -> Result<ImageSet, Da
     }
 }
 
-/// Build the task and train on it.
+/// A long-tailed task's three sets, ready to batch.
+pub struct LongTailedTask {
+    /// Training part of the long-tailed training split.
+    pub train: ImageBatcher,
+    /// Validation part (10%, seeded).
+    pub val: ImageBatcher,
+    /// The official test split (balanced), thinned by `test_limit`.
+    pub test: ImageBatcher,
+}
+
+impl LongTailedArgs {
+    /// A short name of the task for tables, e.g. `fashion-mnist-LT 0.01 (+3)`.
+    pub fn label(&self) -> String {
+        let name = serde_json::to_value(self.data)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let positive: Vec<String> = self.positive.iter().map(u16::to_string).collect();
+        let positive = if positive.is_empty() {
+            "default".to_string()
+        } else {
+            positive.join(",")
+        };
+        format!("{name}-LT {} (+{positive})", self.imbalance)
+    }
+}
+
+/// Read the data set and build the task's training, validation and test sets.
 ///
 /// # Errors
 /// [`RunError`] for missing or malformed data (the message says what to download and where to
-/// put it), a bad setting, or an unwritable output folder.
-pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
+/// put it) or a positive class that leaves a set one-class.
+pub fn build_long_tailed(args: &LongTailedArgs) -> Result<LongTailedTask, RunError> {
     let dir = match &args.data_dir {
         Some(d) => d.clone(),
         None => default_dir(args.data)?,
@@ -199,39 +257,67 @@ pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
     let (mut tr, mut va) = (train_idx.to_vec(), val_idx.to_vec());
     tr.sort_unstable();
     va.sort_unstable();
-    let train = Arc::new(train_all.subset(&tr).binary(&positive)?);
-    let val = Arc::new(train_all.subset(&va).binary(&positive)?);
-    let test = Arc::new(load(args.data, &dir, false)?.binary(&positive)?);
+    let test_all = load(args.data, &dir, false)?;
+    let test_idx = thin(test_all.len(), args.test_limit);
     let (mean, std) = normalization(args.data);
-    let tb = ImageBatcher::new(train.clone(), &mean, &std)?;
-    let vb = ImageBatcher::new(val, &mean, &std)?;
-    let sb = ImageBatcher::new(test, &mean, &std)?;
+    let batcher = |set: ImageSet| -> Result<ImageBatcher, DataError> {
+        ImageBatcher::new(Arc::new(set.binary(&positive)?), &mean, &std)
+    };
+    Ok(LongTailedTask {
+        train: batcher(train_all.subset(&tr))?,
+        val: batcher(train_all.subset(&va))?,
+        test: batcher(test_all.subset(&test_idx))?,
+    })
+}
+
+/// ResNet-20 for the task's images, on `device`.
+pub fn long_tailed_model(task: &LongTailedTask, device: &Device) -> rankrisk_models::ResNet20 {
+    ResNet20Config::new()
+        .with_in_channels(task.train.set().images.channels)
+        .init(device)
+}
+
+/// Build the task and train on it.
+///
+/// # Errors
+/// [`RunError`] for missing or malformed data (the message says what to download and where to
+/// put it), a bad setting, or an unwritable output folder.
+pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
+    let task = build_long_tailed(args)?;
     let (kind, device) = args.training.device()?;
-    let model = ResNet20Config::new()
-        .with_in_channels(train.images.channels)
-        .init(&device);
+    let model = long_tailed_model(&task, &device);
     let cfg = args.training.run_config(&args.out);
     if !args.training.quiet {
+        let (tr, va, te) = (task.train.set(), task.val.set(), task.test.set());
         eprintln!(
             "{}: {} training images ({} positive), {} validation, {} test; ResNet-20 on {kind}",
-            train.images.name,
-            train.positive.len(),
-            train.positives(),
-            vb.set().positive.len(),
-            sb.set().positive.len()
+            tr.images.name,
+            tr.positive.len(),
+            tr.positives(),
+            va.positive.len(),
+            te.positive.len()
         );
     }
-    train_image_task(model, &tb, &vb, Some(&sb), &device, &cfg)
+    train_image_task(
+        model,
+        &task.train,
+        &task.val,
+        Some(&task.test),
+        &device,
+        &cfg,
+    )
 }
 
 /// Settings of a CheXpert run (the `chexpert` example's flags).
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize)]
 pub struct ChexpertArgs {
     /// Folder that holds CheXpert-v1.0-small/ (or that folder itself).
     #[arg(long)]
     pub data_dir: PathBuf,
-    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion.
+    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion (`task_name` in
+    /// a `rankrisk train` config, where `task` names the kind of run).
     #[arg(long, default_value = "edema")]
+    #[serde(rename = "task_name")]
     pub task: String,
     /// torchvision DenseNet-121 ImageNet weights (`densenet121-a639ec97.pth`) to start from.
     #[arg(long)]
@@ -244,7 +330,46 @@ pub struct ChexpertArgs {
     pub out: PathBuf,
     /// Method, budget and run settings.
     #[command(flatten)]
+    #[serde(flatten)]
     pub training: TrainingArgs,
+}
+
+/// A CheXpert task's three sets, ready to batch.
+pub struct ChexpertTask {
+    /// 90% of train.csv (seeded), with augmentation.
+    pub train: ChexpertBatcher,
+    /// The other 10%.
+    pub val: ChexpertBatcher,
+    /// The official valid.csv.
+    pub test: ChexpertBatcher,
+}
+
+impl ChexpertArgs {
+    /// A short name of the task for tables.
+    pub fn label(&self) -> String {
+        format!("CheXpert {} {}px", self.task, self.size)
+    }
+}
+
+/// Read the CSV files and build the task's sets (train.csv split 9:1, valid.csv as the test
+/// set).
+///
+/// # Errors
+/// [`RunError`] for a missing data folder (the message says what to download), malformed CSV
+/// rows or an unknown task.
+pub fn build_chexpert(args: &ChexpertArgs) -> Result<ChexpertTask, RunError> {
+    let task: Task = args.task.parse()?;
+    let cfg = ChexpertConfig::single(task);
+    let all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
+    let all = all.subset(&args.training.kept(all.len()));
+    let (train, val) = all.split(0.9, args.training.seed)?;
+    let test = Chexpert::open(&args.data_dir, "valid.csv", &cfg)?;
+    let seed = args.training.seed;
+    Ok(ChexpertTask {
+        train: ChexpertBatcher::new(Arc::new(train), XrayTransform::train(args.size), seed),
+        val: ChexpertBatcher::new(Arc::new(val), XrayTransform::eval(args.size), seed),
+        test: ChexpertBatcher::new(Arc::new(test), XrayTransform::eval(args.size), seed),
+    })
 }
 
 /// DenseNet121 on one CheXpert task: train.csv split 9:1 (seeded) into training and
@@ -254,33 +379,7 @@ pub struct ChexpertArgs {
 /// [`RunError`] for a missing data folder (the message says what to download), unreadable
 /// images, a bad setting, or pretrained weights that do not fit.
 pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
-    use rankrisk_datasets::batcher::ChexpertBatcher;
-    use rankrisk_datasets::chexpert::{Chexpert, ChexpertConfig, Task};
-    use rankrisk_datasets::transform::XrayTransform;
-    use rankrisk_models::DenseNet121Config;
-    use rankrisk_models::pretrained::{Head, load_torchvision_densenet121};
-
-    let task: Task = args.task.parse()?;
-    let cfg = ChexpertConfig::single(task);
-    let all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
-    let all = all.subset(&args.training.kept(all.len()));
-    let (train, val) = all.split(0.9, args.training.seed)?;
-    let test = Chexpert::open(&args.data_dir, "valid.csv", &cfg)?;
-    let tb = ChexpertBatcher::new(
-        Arc::new(train),
-        XrayTransform::train(args.size),
-        args.training.seed,
-    );
-    let vb = ChexpertBatcher::new(
-        Arc::new(val),
-        XrayTransform::eval(args.size),
-        args.training.seed,
-    );
-    let sb = ChexpertBatcher::new(
-        Arc::new(test),
-        XrayTransform::eval(args.size),
-        args.training.seed,
-    );
+    let task = build_chexpert(args)?;
     let (_, device) = args.training.device()?;
     let mut model = DenseNet121Config::new().init(&device);
     if let Some(p) = &args.pretrained {
@@ -289,5 +388,12 @@ pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
         eprintln!("pretrained weights: {report}");
     }
     let run = args.training.run_config(&args.out);
-    train_image_task(model, &tb, &vb, Some(&sb), &device, &run)
+    train_image_task(
+        model,
+        &task.train,
+        &task.val,
+        Some(&task.test),
+        &device,
+        &run,
+    )
 }

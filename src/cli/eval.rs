@@ -1,0 +1,144 @@
+//! `rankrisk eval`: score a trained model of a `rankrisk train` run folder on the run's test
+//! or validation set; writes `eval_{split}.json` and `roc_{split}.png`.
+
+use std::path::PathBuf;
+
+use burn::module::Module;
+
+use crate::cli::BackendArg;
+use crate::cli::train::{Run, read_config};
+use crate::train::image::{EvalReport, ImageSource, evaluate_model};
+use crate::train::tasks::{build_chexpert, build_long_tailed, long_tailed_model};
+
+/// Which set to score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Split {
+    /// The run's test set.
+    Test,
+    /// The run's validation set.
+    Val,
+}
+
+/// Arguments of `rankrisk eval`.
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// Output folder of an image run of `rankrisk train` (it holds config.toml and best.bpk).
+    pub run_dir: PathBuf,
+    /// Model weights to score (default: RUN_DIR/best.bpk, the best model by validation pAUC).
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// The set to score.
+    #[arg(long, value_enum, default_value = "test")]
+    pub split: Split,
+    /// Where to write the metrics and the ROC plot (default: RUN_DIR).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Backend (default: the run's).
+    #[command(flatten)]
+    pub backend: BackendArg,
+}
+
+/// Score the checkpoint and print its AUC and pAUC.
+///
+/// # Errors
+/// A message for a folder without config.toml, a tabular run, a checkpoint that does not fit
+/// the run's model, missing data or an unwritable output folder.
+pub fn run(args: &EvalArgs) -> Result<(), String> {
+    let report = evaluate(args)?;
+    println!(
+        "{} set ({} samples, {} positive): AUC {:.4}, pAUC[{}, {}] {:.4}",
+        report.split,
+        report.samples,
+        report.positives,
+        report.auc,
+        report.alpha,
+        report.beta,
+        report.pauc
+    );
+    println!(
+        "wrote eval_{0}.json and roc_{0}.png in {1}",
+        report.split,
+        args.out.as_ref().unwrap_or(&args.run_dir).display()
+    );
+    Ok(())
+}
+
+/// [`run`] without the printing.
+///
+/// # Errors
+/// As [`run`].
+pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
+    let config = args.run_dir.join("config.toml");
+    if !config.is_file() {
+        return Err(format!(
+            "{} not found: RUN_DIR must be the output folder of an image run of `rankrisk train`",
+            config.display()
+        ));
+    }
+    let mut runs = read_config(&config)?;
+    let Some(mut run) = runs.pop().filter(|_| runs.is_empty()) else {
+        return Err(format!("{}: expected exactly one run", config.display()));
+    };
+    let checkpoint = args
+        .checkpoint
+        .clone()
+        .unwrap_or_else(|| args.run_dir.join("best.bpk"));
+    let out = args.out.clone().unwrap_or_else(|| args.run_dir.clone());
+    let split = match args.split {
+        Split::Test => "test",
+        Split::Val => "val",
+    };
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let training = match &mut run {
+        Run::LongTailed(a) => &mut a.training,
+        Run::Chexpert(a) => &mut a.training,
+        Run::Tabular(_) => return Err("a tabular run has no model checkpoint to score".into()),
+    };
+    if args.backend.backend.is_some() {
+        training.backend = args.backend.clone();
+    }
+    let (alpha, beta) = (training.alpha, training.beta);
+    let (_, device) = training.device().map_err(|x| e(&x))?;
+    let load = |model| rankrisk_models::checkpoint::load(model, &checkpoint).map_err(|x| e(&x));
+    match &run {
+        Run::LongTailed(a) => {
+            let task = build_long_tailed(a).map_err(|x| e(&x))?;
+            let source: &dyn ImageSource = match args.split {
+                Split::Test => &task.test,
+                Split::Val => &task.val,
+            };
+            let model = load(long_tailed_model(&task, &device))?.valid();
+            evaluate_model(
+                &model,
+                source,
+                &device,
+                (alpha, beta),
+                &checkpoint,
+                split,
+                &out,
+            )
+        }
+        Run::Chexpert(a) => {
+            let task = build_chexpert(a).map_err(|x| e(&x))?;
+            let source: &dyn ImageSource = match args.split {
+                Split::Test => &task.test,
+                Split::Val => &task.val,
+            };
+            let model = rankrisk_models::DenseNet121Config::new().init(&device);
+            let model = rankrisk_models::checkpoint::load(model, &checkpoint)
+                .map_err(|x| e(&x))?
+                .valid();
+            evaluate_model(
+                &model,
+                source,
+                &device,
+                (alpha, beta),
+                &checkpoint,
+                split,
+                &out,
+            )
+        }
+        Run::Tabular(_) => unreachable!("refused above"),
+    }
+    .map_err(|x| e(&x))
+}
