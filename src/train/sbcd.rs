@@ -440,3 +440,35 @@ impl DeepSbcd {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BackendKind, autodiff_device};
+    use burn::module::RunningState;
+    use burn::nn::{BatchNorm, BatchNormConfig, LinearConfig};
+
+    fn values(t: Tensor<1>) -> Vec<f32> {
+        t.into_data().to_vec::<f32>().unwrap()
+    }
+
+    #[test]
+    fn the_sbcd_and_agd_updates_leave_batch_norm_statistics_alone() {
+        let device = autodiff_device(BackendKind::Ndarray).unwrap();
+        let mut bn: BatchNorm = BatchNormConfig::new(3).init(&device);
+        bn.running_mean = RunningState::new(Tensor::from_floats([0.5, -1.0, 2.0], &device));
+        bn.running_var = RunningState::new(Tensor::from_floats([0.1, 4.0, 9.0], &device));
+        assert!(has_buffers(&bn));
+        assert!(!has_buffers(&LinearConfig::new(3, 1).init(&device)));
+        // gamma and beta are the variables; the running statistics are not.
+        assert_eq!(collect(&bn).len(), 2);
+        let moved = bn
+            .clone()
+            .map(&mut Rewrite(|_, t: Tensor<1>| t.add_scalar(1.0)));
+        assert_eq!(values(moved.gamma.val()), vec![2.0; 3]);
+        assert_eq!(values(moved.beta.val()), vec![1.0; 3]);
+        assert!(moved.gamma.val().is_require_grad());
+        assert_eq!(values(moved.running_mean.value()), vec![0.5, -1.0, 2.0]);
+        assert_eq!(values(moved.running_var.value()), vec![0.1, 4.0, 9.0]);
+    }
+}
