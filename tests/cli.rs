@@ -305,7 +305,7 @@ mod train_config {
             panic!("fourth default run is long-tailed: {runs:?}");
         };
         // Defaults filled in, the method's learning rate resolved.
-        assert_eq!(sbcd.training.t_scale, 10);
+        assert_eq!(sbcd.training.t_scale, 50);
         assert_eq!(sbcd.training.batch, 32);
         assert_eq!(sbcd.training.lr, Some(1.0));
         assert!(sbcd.training.backend.backend.is_some());

@@ -366,8 +366,12 @@ where
         let mut cpu = 0.0;
         let (mut loss_sum, mut loss_count) = (0.0, 0usize);
         if let Some(s) = sbcd.as_mut() {
-            // One outer iteration (two SBCD calls), shortened to fit the remaining budget.
+            // One outer iteration (two SBCD calls), shortened to fit the remaining budget; a
+            // remainder smaller than one step per call is left unused.
             let left = budget - st.steps_done;
+            if left < s.calls() {
+                break;
+            }
             let (m, rec) = s.outer_step_within(model, left, |m: &M, ids: &[usize]| {
                 Ok::<_, RunError>(m.score_images(train.batch(ids, device)?.inputs))
             })?;

@@ -243,6 +243,12 @@ impl DeepSbcd {
         })
     }
 
+    /// Calls of Algorithm 1 per outer iteration: 2 (levels m and n), or 1 when the FPR range
+    /// starts at 0 (m = 0).
+    pub fn calls(&self) -> usize {
+        if self.range.lo > 0.0 { 2 } else { 1 }
+    }
+
     /// Restore a saved state.
     ///
     /// # Errors
@@ -390,7 +396,7 @@ impl DeepSbcd {
         budget: usize,
         mut forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
     ) -> Result<(M, SbcdRecord), E> {
-        let calls = if self.range.lo > 0.0 { 2 } else { 1 };
+        let calls = self.calls();
         let t_k = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
         let iters = t_k.min((budget / calls).max(1));
         let ratio = self.cfg.gamma_scale / self.cfg.mu_scale;
@@ -449,7 +455,7 @@ mod tests {
     use burn::nn::{BatchNorm, BatchNormConfig, LinearConfig};
 
     fn values(t: Tensor<1>) -> Vec<f32> {
-        t.into_data().to_vec::<f32>().unwrap()
+        t.into_data().try_into_vec::<f32>().unwrap()
     }
 
     #[test]
