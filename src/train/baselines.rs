@@ -24,7 +24,9 @@ use crate::train::params::{Snapshot, squared_distance, squared_norm};
 ///  + 2 alpha (p(1-p) m + mean[p h 1(y=-1) - (1-p) h 1(y=1)]) - p(1-p) alpha^2`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AucM {
-    /// Share of positives in the training set.
+    /// Share of positives in the samples the loss averages over: the training set's with
+    /// uniform batches, the sampler's with a class-balancing sampler (LibAUC computes it per
+    /// batch by default).
     pub p: f64,
     /// Margin m (LibAUC's default 1.0).
     pub margin: f64,
