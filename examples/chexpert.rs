@@ -9,6 +9,7 @@
 //! ```
 
 use clap::Parser;
+use rankrisk::cli::train::{Run, save_config};
 use rankrisk::train::tasks::{ChexpertArgs, run_chexpert};
 
 #[derive(Parser)]
@@ -20,7 +21,12 @@ struct Cli {
 
 fn main() {
     let cli = Cli::parse();
-    match run_chexpert(&cli.args) {
+    // config.toml in the output folder lets `rankrisk eval` score this run later.
+    let saved = save_config(&cli.args.out, &Run::Chexpert(cli.args.clone()));
+    match saved
+        .map_err(|e| e.to_string())
+        .and_then(|()| run_chexpert(&cli.args).map_err(|e| e.to_string()))
+    {
         Ok(s) => {
             println!("| method | best epoch | val pAUC | test pAUC[0.05, 0.5] | test AUC |");
             println!("|---|---|---|---|---|");

@@ -10,6 +10,7 @@
 //! ```
 
 use clap::Parser;
+use rankrisk::cli::train::{Run, save_config};
 use rankrisk::train::tasks::{LongTailedArgs, run_long_tailed};
 
 #[derive(Parser)]
@@ -23,7 +24,12 @@ struct Cli {
 
 fn main() {
     let cli = Cli::parse();
-    match run_long_tailed(&cli.args) {
+    // config.toml in the output folder lets `rankrisk eval` score this run later.
+    let saved = save_config(&cli.args.out, &Run::LongTailed(cli.args.clone()));
+    match saved
+        .map_err(|e| e.to_string())
+        .and_then(|()| run_long_tailed(&cli.args).map_err(|e| e.to_string()))
+    {
         Ok(s) => {
             println!(
                 "| method | best epoch | val pAUC | test pAUC[{}, {}] | test AUC | train s |",

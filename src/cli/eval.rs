@@ -1,5 +1,6 @@
-//! `rankrisk eval`: score a trained model of a `rankrisk train` run folder on the run's test
-//! or validation set; writes `eval_{split}.json` and `roc_{split}.png`.
+//! `rankrisk eval`: score a trained model of a run folder (`rankrisk train`, or the cifar_lt /
+//! chexpert examples) on the run's test or validation set; writes `eval_{split}.json` and
+//! `roc_{split}.png`.
 
 use std::path::PathBuf;
 
@@ -22,7 +23,8 @@ pub enum Split {
 /// Arguments of `rankrisk eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
-    /// Output folder of an image run of `rankrisk train` (it holds config.toml and best.bpk).
+    /// Output folder of an image run of `rankrisk train` or of the cifar_lt / chexpert
+    /// examples (it holds config.toml and best.bpk).
     pub run_dir: PathBuf,
     /// Model weights to score (default: RUN_DIR/best.bpk, the best model by validation pAUC).
     #[arg(long)]
@@ -71,7 +73,7 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
     let config = args.run_dir.join("config.toml");
     if !config.is_file() {
         return Err(format!(
-            "{} not found: RUN_DIR must be the output folder of an image run of `rankrisk train`",
+            "{} not found: RUN_DIR must be the output folder of an image run (rankrisk train, or the cifar_lt / chexpert examples)",
             config.display()
         ));
     }

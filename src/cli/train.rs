@@ -256,10 +256,17 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn save_config(out: &Path, run: &Run) -> Result<(), String> {
+/// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
+/// reads it; the examples call this too.
+///
+/// # Errors
+/// A message for an unknown `BURN_DEVICE` or an unwritable folder.
+pub fn save_config(out: &Path, run: &Run) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
     std::fs::create_dir_all(out).map_err(|e| err(&e))?;
-    let text = to_toml(std::slice::from_ref(run))?;
+    let mut run = run.clone();
+    resolve(&mut run)?;
+    let text = to_toml(&[run])?;
     std::fs::write(out.join("config.toml"), text).map_err(|e| err(&e))
 }
 
