@@ -1,7 +1,8 @@
 //! The user's entry points: a real-data run of the long-tailed task (Fashion-MNIST-LT,
 //! ResNet-20, a few hundred steps on the default CPU backend) that must beat chance clearly and
-//! write every artifact, `--resume` continuing it, every example's `--help`, and a missing or
-//! wrong data folder explained.
+//! write every artifact, `--resume` continuing it, `rankrisk train` from a JSON config followed
+//! by `rankrisk eval` of its best model, every example's `--help`, and a missing or wrong data
+//! folder explained.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
