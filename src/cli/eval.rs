@@ -2,13 +2,14 @@
 //! chexpert examples) on the run's test or validation set; writes `eval_{split}.json` and
 //! `roc_{split}.png`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use burn::module::Module;
+use burn::tensor::Device;
 
 use crate::cli::BackendArg;
 use crate::cli::train::{Run, read_config};
 use crate::train::image::{EvalReport, ImageSource, evaluate_model};
+use crate::train::learner::ImageScorer;
 use crate::train::tasks::{build_chexpert, build_long_tailed, long_tailed_model};
 
 /// Which set to score.
@@ -86,10 +87,6 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
         .clone()
         .unwrap_or_else(|| args.run_dir.join("best.bpk"));
     let out = args.out.clone().unwrap_or_else(|| args.run_dir.clone());
-    let split = match args.split {
-        Split::Test => "test",
-        Split::Val => "val",
-    };
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let training = match &mut run {
         Run::LongTailed(a) => &mut a.training,
@@ -99,48 +96,61 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
     if args.backend.backend.is_some() {
         training.backend = args.backend.clone();
     }
-    let (alpha, beta) = (training.alpha, training.beta);
     let (_, device) = training.device().map_err(|x| e(&x))?;
-    let load = |model| rankrisk_models::checkpoint::load(model, &checkpoint).map_err(|x| e(&x));
+    let target = Target {
+        checkpoint: &checkpoint,
+        split: args.split,
+        out: &out,
+        range: (training.alpha, training.beta),
+        device: &device,
+    };
     match &run {
         Run::LongTailed(a) => {
             let task = build_long_tailed(a).map_err(|x| e(&x))?;
-            let source: &dyn ImageSource = match args.split {
-                Split::Test => &task.test,
-                Split::Val => &task.val,
-            };
-            let model = load(long_tailed_model(&task, &device))?.valid();
-            evaluate_model(
-                &model,
-                source,
-                &device,
-                (alpha, beta),
-                &checkpoint,
-                split,
-                &out,
-            )
+            target.score(long_tailed_model(&task, &device), &task.val, &task.test)
         }
         Run::Chexpert(a) => {
             let task = build_chexpert(a).map_err(|x| e(&x))?;
-            let source: &dyn ImageSource = match args.split {
-                Split::Test => &task.test,
-                Split::Val => &task.val,
-            };
             let model = rankrisk_models::DenseNet121Config::new().init(&device);
-            let model = rankrisk_models::checkpoint::load(model, &checkpoint)
-                .map_err(|x| e(&x))?
-                .valid();
-            evaluate_model(
-                &model,
-                source,
-                &device,
-                (alpha, beta),
-                &checkpoint,
-                split,
-                &out,
-            )
+            target.score(model, &task.val, &task.test)
         }
         Run::Tabular(_) => unreachable!("refused above"),
     }
-    .map_err(|x| e(&x))
+}
+
+/// What to score and where to write.
+struct Target<'a> {
+    checkpoint: &'a Path,
+    split: Split,
+    out: &'a Path,
+    range: (f64, f64),
+    device: &'a Device,
+}
+
+impl Target<'_> {
+    /// Load the checkpoint into `model` and score the chosen set.
+    fn score<M: ImageScorer>(
+        &self,
+        model: M,
+        val: &dyn ImageSource,
+        test: &dyn ImageSource,
+    ) -> Result<EvalReport, String> {
+        let model = rankrisk_models::checkpoint::load(model, self.checkpoint)
+            .map_err(|e| e.to_string())?
+            .valid();
+        let (source, name) = match self.split {
+            Split::Test => (test, "test"),
+            Split::Val => (val, "val"),
+        };
+        evaluate_model(
+            &model,
+            source,
+            self.device,
+            self.range,
+            self.checkpoint,
+            name,
+            self.out,
+        )
+        .map_err(|e| e.to_string())
+    }
 }
