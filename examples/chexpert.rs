@@ -9,8 +9,9 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::train::{Run, save_config};
-use rankrisk::train::tasks::{ChexpertArgs, run_chexpert};
+use rankrisk::cli::train::{Run, run_one};
+use rankrisk::train::report::markdown;
+use rankrisk::train::tasks::ChexpertArgs;
 
 #[derive(Parser)]
 #[command(about = "DenseNet121 on a CheXpert task, pAUC by AGD-SBCD (or CE, AUC-M, MB)")]
@@ -20,25 +21,13 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    // config.toml in the output folder lets `rankrisk eval` score this run later.
-    let saved = save_config(&cli.args.out, &Run::Chexpert(cli.args.clone()));
-    match saved
-        .map_err(|e| e.to_string())
-        .and_then(|()| run_chexpert(&cli.args).map_err(|e| e.to_string()))
-    {
-        Ok(s) => {
-            println!("| method | best epoch | val pAUC | test pAUC[0.05, 0.5] | test AUC |");
-            println!("|---|---|---|---|---|");
-            println!(
-                "| {} | {} | {:.4} | {:.4} | {:.4} |",
-                s.config.method.name(),
-                s.best.epoch,
-                s.best.val_pauc,
-                s.best.test_pauc,
-                s.best.test_auc
-            );
-            println!("artifacts in {}", s.config.out.display());
+    let args = Cli::parse().args;
+    let out = args.out.clone();
+    // Saves config.toml in the output folder too, so `rankrisk eval` can score this run later.
+    match run_one(&Run::Chexpert(args)) {
+        Ok(rows) => {
+            print!("{}", markdown(&rows));
+            println!("artifacts in {}", out.display());
         }
         Err(e) => {
             eprintln!("error: {e}");

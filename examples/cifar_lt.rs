@@ -10,8 +10,9 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::train::{Run, save_config};
-use rankrisk::train::tasks::{LongTailedArgs, run_long_tailed};
+use rankrisk::cli::train::{Run, run_one};
+use rankrisk::train::report::markdown;
+use rankrisk::train::tasks::LongTailedArgs;
 
 #[derive(Parser)]
 #[command(
@@ -23,29 +24,13 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    // config.toml in the output folder lets `rankrisk eval` score this run later.
-    let saved = save_config(&cli.args.out, &Run::LongTailed(cli.args.clone()));
-    match saved
-        .map_err(|e| e.to_string())
-        .and_then(|()| run_long_tailed(&cli.args).map_err(|e| e.to_string()))
-    {
-        Ok(s) => {
-            println!(
-                "| method | best epoch | val pAUC | test pAUC[{}, {}] | test AUC | train s |",
-                s.config.alpha, s.config.beta
-            );
-            println!("|---|---|---|---|---|---|");
-            println!(
-                "| {} | {} | {:.4} | {:.4} | {:.4} | {:.0} |",
-                s.config.method.name(),
-                s.best.epoch,
-                s.best.val_pauc,
-                s.best.test_pauc,
-                s.best.test_auc,
-                s.history.last().map_or(0.0, |h| h.seconds)
-            );
-            println!("artifacts in {}", s.config.out.display());
+    let args = Cli::parse().args;
+    let out = args.out.clone();
+    // Saves config.toml in the output folder too, so `rankrisk eval` can score this run later.
+    match run_one(&Run::LongTailed(args)) {
+        Ok(rows) => {
+            print!("{}", markdown(&rows));
+            println!("artifacts in {}", out.display());
         }
         Err(e) => {
             eprintln!("error: {e}");

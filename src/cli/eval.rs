@@ -10,7 +10,7 @@ use crate::cli::BackendArg;
 use crate::cli::train::{Run, read_config};
 use crate::train::image::{EvalReport, ImageSource, evaluate_model};
 use crate::train::learner::ImageScorer;
-use crate::train::tasks::{build_chexpert, build_long_tailed, long_tailed_model};
+use crate::train::tasks::{TaskSets, build_chexpert, build_long_tailed, long_tailed_model};
 
 /// Which set to score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -107,12 +107,12 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
     match &run {
         Run::LongTailed(a) => {
             let task = build_long_tailed(a).map_err(|x| e(&x))?;
-            target.score(long_tailed_model(&task, &device), &task.val, &task.test)
+            target.score(long_tailed_model(&task, &device), &task)
         }
         Run::Chexpert(a) => {
             let task = build_chexpert(a).map_err(|x| e(&x))?;
             let model = rankrisk_models::DenseNet121Config::new().init(&device);
-            target.score(model, &task.val, &task.test)
+            target.score(model, &task)
         }
         Run::Tabular(_) => unreachable!("refused above"),
     }
@@ -128,19 +128,18 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Load the checkpoint into `model` and score the chosen set.
-    fn score<M: ImageScorer>(
+    /// Load the checkpoint into `model` and score the chosen set of `sets`.
+    fn score<M: ImageScorer, B: ImageSource>(
         &self,
         model: M,
-        val: &dyn ImageSource,
-        test: &dyn ImageSource,
+        sets: &TaskSets<B>,
     ) -> Result<EvalReport, String> {
         let model = rankrisk_models::checkpoint::load(model, self.checkpoint)
             .map_err(|e| e.to_string())?
             .valid();
         let (source, name) = match self.split {
-            Split::Test => (test, "test"),
-            Split::Val => (val, "val"),
+            Split::Test => (&sets.test, "test"),
+            Split::Val => (&sets.val, "val"),
         };
         evaluate_model(
             &model,

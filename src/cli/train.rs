@@ -237,31 +237,37 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
     }
     let mut rows: Vec<ResultRow> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        let at = |e: &dyn std::fmt::Display| format!("run {}: {e}", i + 1);
-        match run {
-            Run::Tabular(a) => rows.extend(run_tabular(a).map_err(|e| at(&e))?),
-            Run::LongTailed(a) => {
-                save_config(&a.out, run)?;
-                let s = run_long_tailed(a).map_err(|e| at(&e))?;
-                rows.push(row(a.label(), &s));
-            }
-            Run::Chexpert(a) => {
-                save_config(&a.out, run)?;
-                let s = run_chexpert(a).map_err(|e| at(&e))?;
-                rows.push(row(a.label(), &s));
-            }
-        }
+        rows.extend(run_one(run).map_err(|e| format!("run {}: {e}", i + 1))?);
     }
     println!("{}", markdown(&rows));
     Ok(())
 }
 
-/// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
-/// reads it; the examples call this too.
+/// Train one run and return its results rows (one per model). An image run first saves its
+/// resolved config as `config.toml` in its output folder; the examples run through here too.
 ///
 /// # Errors
-/// A message for an unknown `BURN_DEVICE` or an unwritable folder.
-pub fn save_config(out: &Path, run: &Run) -> Result<(), String> {
+/// A message for an unwritable output folder, missing data, a bad setting or a refused batch.
+pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    match run {
+        Run::Tabular(a) => run_tabular(a).map_err(|e| err(&e)),
+        Run::LongTailed(a) => {
+            save_config(&a.out, run)?;
+            let s = run_long_tailed(a).map_err(|e| err(&e))?;
+            Ok(vec![row(a.label(), &s)])
+        }
+        Run::Chexpert(a) => {
+            save_config(&a.out, run)?;
+            let s = run_chexpert(a).map_err(|e| err(&e))?;
+            Ok(vec![row(a.label(), &s)])
+        }
+    }
+}
+
+/// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
+/// reads it.
+fn save_config(out: &Path, run: &Run) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
     std::fs::create_dir_all(out).map_err(|e| err(&e))?;
     let mut run = run.clone();

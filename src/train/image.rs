@@ -455,21 +455,10 @@ where
                 (Some(s), Some(l)) => (s.clone(), l.clone(), "test"),
                 _ => (sv.clone(), val_labels.clone(), "validation"),
             };
-            if let Ok(points) = roc_curve(&scores, &l) {
-                let curve = Series {
-                    name: format!("{} (epoch {})", cfg.method.name(), rec.epoch),
-                    points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
-                };
-                let title = format!("ROC on the {which} set, FPR range shaded");
-                if let Err(e) = roc(
-                    &cfg.out.join("roc.png"),
-                    &title,
-                    &[curve],
-                    cfg.alpha,
-                    cfg.beta,
-                ) {
-                    say(&bar, cfg.progress, format!("no ROC plot: {e}"));
-                }
+            let name = format!("{} (epoch {})", cfg.method.name(), rec.epoch);
+            let path = cfg.out.join("roc.png");
+            if let Err(e) = roc_plot(&path, &scores, &l, name, which, (cfg.alpha, cfg.beta)) {
+                say(&bar, cfg.progress, format!("no ROC plot: {e}"));
             }
         }
         write_metrics(&cfg.out, &st.history).map_err(io)?;
@@ -614,18 +603,33 @@ pub fn evaluate_model<M: ImageScorer>(
     std::fs::create_dir_all(out).map_err(|e| io(&e))?;
     let json = serde_json::to_string_pretty(&report).map_err(|e| io(&e))?;
     std::fs::write(out.join(format!("eval_{split}.json")), json).map_err(|e| io(&e))?;
-    let points = roc_curve(&scores, &labels).map_err(metric)?;
-    let curve = Series {
-        name: format!("AUC {:.4}, pAUC {:.4}", report.auc, report.pauc),
-        points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
-    };
-    roc(
+    roc_plot(
         &out.join(format!("roc_{split}.png")),
-        &format!("ROC on the {split} set, FPR range shaded"),
-        &[curve],
-        alpha,
-        beta,
+        &scores,
+        &labels,
+        format!("AUC {:.4}, pAUC {:.4}", report.auc, report.pauc),
+        split,
+        (alpha, beta),
     )
     .map_err(|e| io(&e))?;
     Ok(report)
+}
+
+/// The ROC curve of `scores` as a PNG at `path`, titled with the set's name, the FPR range
+/// shaded; `name` labels the curve.
+fn roc_plot(
+    path: &Path,
+    scores: &[f64],
+    labels: &[f64],
+    name: String,
+    set: &str,
+    (alpha, beta): (f64, f64),
+) -> Result<(), String> {
+    let points = roc_curve(scores, labels).map_err(|e| e.to_string())?;
+    let curve = Series {
+        name,
+        points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
+    };
+    let title = format!("ROC on the {set} set, FPR range shaded");
+    roc(path, &title, &[curve], alpha, beta)
 }

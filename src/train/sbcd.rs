@@ -133,6 +133,11 @@ fn collect(module: &impl Module) -> ParamMap {
     out
 }
 
+/// A block's sample ids in scoring order: its positives, then its negatives.
+fn block_ids(pos: &[usize], neg: &[usize]) -> Vec<usize> {
+    pos.iter().chain(neg).copied().collect()
+}
+
 /// Whether a module holds float tensors that are not trained (batch-norm running statistics).
 fn has_buffers(module: &impl Module) -> bool {
     struct Any(bool);
@@ -300,8 +305,7 @@ impl DeepSbcd {
             };
             duals.accumulate();
             let (pos, neg) = self.sampler.next_block();
-            let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
-            let scores = forward(&v, &ids)?;
+            let scores = forward(&v, &block_ids(&pos, &neg))?;
             let cpu_scores = scores_to_cpu(scores.clone()).map_err(|e| {
                 TrainError::Settings(format!("SBCD step {}: {e}", self.sampler.step))
             })?;
@@ -429,8 +433,7 @@ impl DeepSbcd {
         if has_buffers(&new_w) {
             for _ in 0..self.cfg.refresh_steps {
                 let (pos, neg) = self.sampler.next_block();
-                let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
-                drop(forward(&new_w, &ids)?);
+                drop(forward(&new_w, &block_ids(&pos, &neg))?);
             }
             self.state.sampler_step = self.sampler.step;
         }

@@ -26,7 +26,8 @@ use burn::tensor::Device;
 
 use crate::backend::{BackendKind, autodiff_device};
 use crate::cli::BackendArg;
-use crate::train::image::{Method, RunConfig, RunError, RunSummary, train_image_task};
+use crate::train::image::{ImageSource, Method, RunConfig, RunError, RunSummary, train_image_task};
+use crate::train::learner::ImageScorer;
 
 /// Which data set.
 #[derive(
@@ -207,22 +208,38 @@ fn load(data: LtData, dir: &std::path::Path, train: bool) -> Result<ImageSet, Da
     }
 }
 
-/// A long-tailed task's three sets, ready to batch.
-pub struct LongTailedTask {
-    /// Training part of the long-tailed training split.
-    pub train: ImageBatcher,
-    /// Validation part (10%, seeded).
-    pub val: ImageBatcher,
-    /// The official test split (balanced), thinned by `test_limit`.
-    pub test: ImageBatcher,
+/// A task's three sets, ready to batch: for the long-tailed tasks the long-tailed training
+/// split less 10% (seeded) held out for validation, and the official test split; for CheXpert
+/// 90% of train.csv (augmented), the other 10%, and valid.csv.
+pub struct TaskSets<B> {
+    /// Training set.
+    pub train: B,
+    /// Validation set (model selection).
+    pub val: B,
+    /// Test set.
+    pub test: B,
+}
+
+impl<B: ImageSource> TaskSets<B> {
+    /// Train `model` on these sets with `cfg` (see [`train_image_task`]).
+    ///
+    /// # Errors
+    /// As [`train_image_task`].
+    pub fn train<M: ImageScorer>(
+        &self,
+        model: M,
+        device: &Device,
+        cfg: &RunConfig,
+    ) -> Result<RunSummary, RunError> {
+        train_image_task(model, &self.train, &self.val, Some(&self.test), device, cfg)
+    }
 }
 
 impl LongTailedArgs {
     /// A short name of the task for tables, e.g. `fashion-mnist-LT 0.01 (+3)`.
     pub fn label(&self) -> String {
-        let name = serde_json::to_value(self.data)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
+        let name = clap::ValueEnum::to_possible_value(&self.data)
+            .map(|v| v.get_name().to_string())
             .unwrap_or_default();
         let positive: Vec<String> = self.positive.iter().map(u16::to_string).collect();
         let positive = if positive.is_empty() {
@@ -239,7 +256,7 @@ impl LongTailedArgs {
 /// # Errors
 /// [`RunError`] for missing or malformed data (the message says what to download and where to
 /// put it) or a positive class that leaves a set one-class.
-pub fn build_long_tailed(args: &LongTailedArgs) -> Result<LongTailedTask, RunError> {
+pub fn build_long_tailed(args: &LongTailedArgs) -> Result<TaskSets<ImageBatcher>, RunError> {
     let dir = match &args.data_dir {
         Some(d) => d.clone(),
         None => default_dir(args.data)?,
@@ -263,7 +280,7 @@ pub fn build_long_tailed(args: &LongTailedArgs) -> Result<LongTailedTask, RunErr
     let batcher = |set: ImageSet| -> Result<ImageBatcher, DataError> {
         ImageBatcher::new(Arc::new(set.binary(&positive)?), &mean, &std)
     };
-    Ok(LongTailedTask {
+    Ok(TaskSets {
         train: batcher(train_all.subset(&tr))?,
         val: batcher(train_all.subset(&va))?,
         test: batcher(test_all.subset(&test_idx))?,
@@ -271,7 +288,10 @@ pub fn build_long_tailed(args: &LongTailedArgs) -> Result<LongTailedTask, RunErr
 }
 
 /// ResNet-20 for the task's images, on `device`.
-pub fn long_tailed_model(task: &LongTailedTask, device: &Device) -> rankrisk_models::ResNet20 {
+pub fn long_tailed_model(
+    task: &TaskSets<ImageBatcher>,
+    device: &Device,
+) -> rankrisk_models::ResNet20 {
     ResNet20Config::new()
         .with_in_channels(task.train.set().images.channels)
         .init(device)
@@ -298,14 +318,7 @@ pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
             te.positive.len()
         );
     }
-    train_image_task(
-        model,
-        &task.train,
-        &task.val,
-        Some(&task.test),
-        &device,
-        &cfg,
-    )
+    task.train(model, &device, &cfg)
 }
 
 /// Settings of a CheXpert run (the `chexpert` example's flags).
@@ -334,16 +347,6 @@ pub struct ChexpertArgs {
     pub training: TrainingArgs,
 }
 
-/// A CheXpert task's three sets, ready to batch.
-pub struct ChexpertTask {
-    /// 90% of train.csv (seeded), with augmentation.
-    pub train: ChexpertBatcher,
-    /// The other 10%.
-    pub val: ChexpertBatcher,
-    /// The official valid.csv.
-    pub test: ChexpertBatcher,
-}
-
 impl ChexpertArgs {
     /// A short name of the task for tables.
     pub fn label(&self) -> String {
@@ -357,7 +360,7 @@ impl ChexpertArgs {
 /// # Errors
 /// [`RunError`] for a missing data folder (the message says what to download), malformed CSV
 /// rows or an unknown task.
-pub fn build_chexpert(args: &ChexpertArgs) -> Result<ChexpertTask, RunError> {
+pub fn build_chexpert(args: &ChexpertArgs) -> Result<TaskSets<ChexpertBatcher>, RunError> {
     let task: Task = args.task.parse()?;
     let cfg = ChexpertConfig::single(task);
     let all = Chexpert::open(&args.data_dir, "train.csv", &cfg)?;
@@ -365,7 +368,7 @@ pub fn build_chexpert(args: &ChexpertArgs) -> Result<ChexpertTask, RunError> {
     let (train, val) = all.split(0.9, args.training.seed)?;
     let test = Chexpert::open(&args.data_dir, "valid.csv", &cfg)?;
     let seed = args.training.seed;
-    Ok(ChexpertTask {
+    Ok(TaskSets {
         train: ChexpertBatcher::new(Arc::new(train), XrayTransform::train(args.size), seed),
         val: ChexpertBatcher::new(Arc::new(val), XrayTransform::eval(args.size), seed),
         test: ChexpertBatcher::new(Arc::new(test), XrayTransform::eval(args.size), seed),
@@ -387,13 +390,5 @@ pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
             .map_err(|e| RunError::Io(e.to_string()))?;
         eprintln!("pretrained weights: {report}");
     }
-    let run = args.training.run_config(&args.out);
-    train_image_task(
-        model,
-        &task.train,
-        &task.val,
-        Some(&task.test),
-        &device,
-        &run,
-    )
+    task.train(model, &device, &args.training.run_config(&args.out))
 }
