@@ -9,8 +9,7 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::train::{Run, run_one};
-use rankrisk::train::report::markdown;
+use rankrisk::cli::train::{Run, run_example};
 use rankrisk::train::tasks::ChexpertArgs;
 
 #[derive(Parser)]
@@ -20,18 +19,7 @@ struct Cli {
     args: ChexpertArgs,
 }
 
-fn main() {
-    let args = Cli::parse().args;
-    let out = args.out.clone();
-    // Saves config.toml in the output folder too, so `rankrisk eval` can score this run later.
-    match run_one(&Run::Chexpert(args)) {
-        Ok(rows) => {
-            print!("{}", markdown(&rows));
-            println!("artifacts in {}", out.display());
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    }
+/// Saves config.toml in the output folder too, so `rankrisk eval` can score the run later.
+fn main() -> std::process::ExitCode {
+    run_example(Run::Chexpert(Cli::parse().args))
 }

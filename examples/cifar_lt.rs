@@ -10,8 +10,7 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::train::{Run, run_one};
-use rankrisk::train::report::markdown;
+use rankrisk::cli::train::{Run, run_example};
 use rankrisk::train::tasks::LongTailedArgs;
 
 #[derive(Parser)]
@@ -23,18 +22,7 @@ struct Cli {
     args: LongTailedArgs,
 }
 
-fn main() {
-    let args = Cli::parse().args;
-    let out = args.out.clone();
-    // Saves config.toml in the output folder too, so `rankrisk eval` can score this run later.
-    match run_one(&Run::LongTailed(args)) {
-        Ok(rows) => {
-            print!("{}", markdown(&rows));
-            println!("artifacts in {}", out.display());
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    }
+/// Saves config.toml in the output folder too, so `rankrisk eval` can score the run later.
+fn main() -> std::process::ExitCode {
+    run_example(Run::LongTailed(Cli::parse().args))
 }

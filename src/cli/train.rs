@@ -265,6 +265,29 @@ pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, String> {
     }
 }
 
+/// The `main` of the cifar_lt and chexpert examples: [`run_one`], then the results table and
+/// where the artifacts are; an error is one line on standard error and exit status 2.
+pub fn run_example(run: Run) -> std::process::ExitCode {
+    let out = match &run {
+        Run::LongTailed(a) => Some(a.out.clone()),
+        Run::Chexpert(a) => Some(a.out.clone()),
+        Run::Tabular(_) => None,
+    };
+    match run_one(&run) {
+        Ok(rows) => {
+            print!("{}", markdown(&rows));
+            if let Some(out) = out {
+                println!("artifacts in {}", out.display());
+            }
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
 /// reads it.
 fn save_config(out: &Path, run: &Run) -> Result<(), String> {
