@@ -6,7 +6,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rankrisk::pauc::objective::{PairLoss, RankRange};
 use rankrisk::pauc::sbcd::{
-    AgdConfig, DualState, PairData, PairSampler, SbcdParams, agd_sbcd_linear, sbcd_linear,
+    AgdConfig, DualInit, DualState, PairData, PairSampler, SbcdParams, agd_sbcd_linear,
+    exact_duals, sbcd_linear,
 };
 use rankrisk_datasets::load_builtin;
 
@@ -92,7 +93,7 @@ fn sbcd_average_converges_to_the_exact_prox() {
         mu,
         level: l as f64,
     };
-    let v_bar = sbcd_linear(&data, loss, &w, &mut duals, &mut sampler, &params);
+    let (v_bar, _) = sbcd_linear(&data, loss, &w, &mut duals, &mut sampler, &params);
     let gap = dist(&v_bar, &target);
     assert!(
         gap <= 0.05 * start_gap,
@@ -262,4 +263,68 @@ fn sorr_by_agd_and_dca_lower_the_loss() {
     }
     let bad = SorrProblem { m: 5, n: 5, ..p };
     assert!(agd_sorr(&bad, &w0, &cfg).is_err());
+}
+
+/// `g^l(lambda_i)` of eq. (12) for one positive: `l lambda + sum_j [s_ij - lambda]_+`.
+fn g_l(pair: &[f64], level: f64, lambda: f64) -> f64 {
+    level * lambda + pair.iter().map(|s| (s - lambda).max(0.0)).sum::<f64>()
+}
+
+#[test]
+fn exact_duals_solve_eq_19_and_activate_alpha_and_beta_of_the_pairs() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let pos: Vec<f64> = (0..30).map(|_| rng.random_range(-1.0..2.0)).collect();
+    let neg: Vec<f64> = (0..200).map(|_| rng.random_range(-2.0..1.0)).collect();
+    let loss = PairLoss::Logistic;
+    // alpha = 0.05, beta = 0.5 of 200 negatives: m = 10, n = 100; 0.0525 gives m = 10.5.
+    for (share, active) in [(0.05, 10), (0.5, 100), (0.0525, 10), (1.0, 200)] {
+        let level = share * neg.len() as f64;
+        let lambda = exact_duals(loss, &pos, &neg, level);
+        assert_eq!(lambda.len(), pos.len());
+        for (&sp, &lam) in pos.iter().zip(&lambda) {
+            let pair: Vec<f64> = neg.iter().map(|&sn| loss.value(sp - sn)).collect();
+            let on = pair.iter().filter(|&&s| s > lam).count();
+            assert_eq!(on, active, "level {level}: {on} active pairs");
+            // An independent check of optimality: g^l is convex and piecewise linear with
+            // kinks at the pair losses, so its minimum is the least value at a kink.
+            let best = pair
+                .iter()
+                .map(|&k| g_l(&pair, level, k))
+                .fold(f64::INFINITY, f64::min);
+            let got = g_l(&pair, level, lam);
+            assert!(got <= best + 1e-9 * best.abs().max(1.0), "{got} vs {best}");
+        }
+    }
+    // Through a whole AGD-SBCD run's first record: the shares start where they should.
+    let mut t = load_builtin("phoneme").unwrap();
+    t.standardize();
+    let data = PairData::new(&t.x, &t.y, t.d).unwrap();
+    let w0: Vec<f64> = (0..t.d).map(|k| 0.3 * (k as f64 + 1.0).sin()).collect();
+    let cfg = AgdConfig {
+        t_scale: 1,
+        mu_scale: 1.0,
+        gamma_scale: 2.0,
+        c: 1e-9,
+        ..AgdConfig::paper(0.05, 0.5, 1, 3)
+    };
+    let (_, hist) = agd_sbcd_linear(&data, &w0, &cfg).unwrap();
+    let d = hist[0].sbcd.unwrap();
+    // One step of 100 x 100 sampled pairs at the exact duals: about 5% and 50% active.
+    assert!((d.active_m - 0.05).abs() < 0.03, "{d:?}");
+    assert!((d.active_n - 0.5).abs() < 0.08, "{d:?}");
+    assert!(d.gap_mean > 0.0, "{d:?}");
+    // The old start (one value for both levels) gives both calls the same active pairs on
+    // the same blocks.
+    let (_, hist) = agd_sbcd_linear(
+        &data,
+        &w0,
+        &AgdConfig {
+            dual_init: DualInit::Mean,
+            common_blocks: true,
+            ..cfg
+        },
+    )
+    .unwrap();
+    let d = hist[0].sbcd.unwrap();
+    assert_eq!(d.active_m, d.active_n, "{d:?}");
 }

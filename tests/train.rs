@@ -257,7 +257,7 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
         let mut sbcd = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 3), &labels, &s0).unwrap();
         for _ in 0..2 {
-            let (m, rec) = sbcd.outer_step(model, forward).unwrap();
+            let (m, _, rec) = sbcd.outer_step(model, forward).unwrap();
             assert!(rec.sampled_loss.is_finite());
             model = m;
         }

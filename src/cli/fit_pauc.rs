@@ -10,7 +10,7 @@ use crate::cli::fit_linear::{DataArgs, data_scores, load_parts};
 use crate::metrics::{pauc, roc_auc};
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
 use crate::pauc::objective::PairLoss;
-use crate::pauc::sbcd::{AgdConfig, AgdRecord, PairData, agd_sbcd_linear};
+use crate::pauc::sbcd::{AgdConfig, AgdRecord, DualInit, PairData, agd_sbcd_linear};
 
 /// Arguments of `rankrisk fit-pauc`.
 #[derive(Debug, Clone, Args)]
@@ -42,6 +42,19 @@ pub struct FitPaucArgs {
     /// gamma = gamma-scale / (N+ N-) (paper: 2e3-5e3; 2 suits standardized tabular data).
     #[arg(long, default_value_t = 2.0)]
     pub gamma_scale: f64,
+    /// AGD-SBCD: dual step constant, theta = c-dual / ((k+1) N-) (default: c, as the paper).
+    #[arg(long)]
+    pub c_dual: Option<f64>,
+    /// AGD-SBCD: how the duals start (exact: eq. (19) at w0; mean: the pair loss of the mean
+    /// scores).
+    #[arg(long, value_enum, default_value_t = DualInit::Exact)]
+    pub dual_init: DualInit,
+    /// AGD-SBCD: re-set the duals to eq. (19) at w before every outer iteration.
+    #[arg(long)]
+    pub dual_refresh: bool,
+    /// AGD-SBCD: the m- and n-calls draw the same blocks.
+    #[arg(long)]
+    pub common_blocks: bool,
     /// Proximal DCA's L.
     #[arg(long, default_value_t = 1e-3)]
     pub prox_l: f64,
@@ -126,6 +139,10 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
                 i,
                 j,
                 seed: args.seed,
+                c_dual: args.c_dual,
+                dual_init: args.dual_init,
+                dual_refresh: args.dual_refresh,
+                common_blocks: args.common_blocks,
             };
             agd_sbcd_linear(&data, &w0, &cfg)?
         }

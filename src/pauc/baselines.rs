@@ -92,6 +92,7 @@ fn record(
         objective,
         pauc,
         seconds: start.elapsed().as_secs_f64(),
+        sbcd: None,
     })
 }
 

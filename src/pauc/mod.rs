@@ -8,5 +8,6 @@ pub mod sorr;
 
 pub use objective::{PairLoss, RankRange, objective_and_score_grad, sorr};
 pub use sbcd::{
-    AgdConfig, DualState, PairData, PairSampler, agd_sbcd_linear, block_step, sbcd_linear,
+    AgdConfig, DualInit, DualState, PairData, PairSampler, agd_sbcd_linear, block_step,
+    exact_duals, sbcd_linear,
 };

@@ -56,6 +56,102 @@ impl DualState {
     }
 }
 
+/// How the duals `lambda_i` of both levels start (and restart, with
+/// [`AgdConfig::dual_refresh`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DualInit {
+    /// Every `lambda_i` at the pair loss of the mean positive and mean negative score, the same
+    /// value for both levels (this project's first choice; Algorithm 2 leaves the start open).
+    Mean,
+    /// `lambda_{l,i}` at the midpoint of `Lambda*_i` of eq. (19) at `v = w`, between the l-th
+    /// and (l+1)-th largest pair loss of positive i: the exact dual solution for the current
+    /// model, so that the share of active pairs per level starts at alpha and beta.
+    #[default]
+    Exact,
+}
+
+/// The exact duals of eq. (19) at the given scores: for each positive i, the midpoint of
+/// `Lambda*_i = [s_i[l+1], s_i[l]]` (its `l`-th and `(l+1)`-th largest pair losses
+/// `loss(s_i - s_j)` over the negatives). For a fractional `l` the minimizer of `g^l` in
+/// `lambda_i` is the single point `s_i[ceil(l)]`. Then `1(s_ij > lambda_i)` holds for
+/// `floor(l)` negatives of each positive (ties aside): the share `l / N-` that the level
+/// stands for. `l = 0` puts `lambda_i` above every pair loss, `l = N-` below every one.
+pub fn exact_duals(loss: PairLoss, pos_scores: &[f64], neg_scores: &[f64], level: f64) -> Vec<f64> {
+    let n = neg_scores.len();
+    let mut pair = vec![0.0; n];
+    pos_scores
+        .iter()
+        .map(|&sp| {
+            for (p, &sn) in pair.iter_mut().zip(neg_scores) {
+                *p = loss.value(sp - sn);
+            }
+            // Descending order: the k-th largest (1-based) sits at index k - 1.
+            pair.sort_unstable_by(|a, b| b.total_cmp(a));
+            let whole = level.floor();
+            let k = whole as usize;
+            if level > whole {
+                // Fractional level: the ceil(l)-th largest.
+                return pair[k.min(n - 1)];
+            }
+            match k {
+                0 => pair[0] + 1.0,
+                k if k >= n => pair[n - 1] - 1.0,
+                k => 0.5 * (pair[k - 1] + pair[k]),
+            }
+        })
+        .collect()
+}
+
+/// What one SBCD call did, for the run's diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CallStats {
+    /// Share of the sampled pairs with `s_ij > lambda_i` (active), averaged over the steps;
+    /// at the dual optimum it is `l / N-` (alpha for level m, beta for level n).
+    pub active_share: f64,
+    /// Steps run.
+    pub steps: usize,
+    /// `eta` in use (update (14)).
+    pub eta: f64,
+    /// `theta` in use (update (15)).
+    pub theta: f64,
+}
+
+impl CallStats {
+    /// Add one step's active pairs out of `pairs`.
+    pub fn record(&mut self, active: usize, pairs: usize) {
+        let share = active as f64 / pairs.max(1) as f64;
+        self.steps += 1;
+        self.active_share += (share - self.active_share) / self.steps as f64;
+    }
+}
+
+/// Mean and standard deviation of `lambda_m,i - lambda_n,i` over the positives: how far apart
+/// the two levels' thresholds are (zero means the m- and n-calls see the same active pairs and
+/// the AGD step cancels).
+pub fn dual_gap(duals_m: &DualState, duals_n: &DualState) -> (f64, f64) {
+    let gaps: Vec<f64> = duals_m
+        .lambda
+        .iter()
+        .zip(&duals_n.lambda)
+        .map(|(a, b)| a - b)
+        .collect();
+    let n = gaps.len().max(1) as f64;
+    let mean = gaps.iter().sum::<f64>() / n;
+    let var = gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
 /// Draws the `I` positives and `J` negatives of one SBCD step, without replacement.
 #[derive(Debug, Clone)]
 pub struct PairSampler {
@@ -91,6 +187,8 @@ pub struct BlockGrads {
     pub pos: Vec<f64>,
     /// Coefficient of `grad h(x_j-)` in `G_v`, per sampled negative.
     pub neg: Vec<f64>,
+    /// Sampled pairs with `s_ij > lambda_i` (the indicator of steps 5 and 7).
+    pub active: usize,
 }
 
 /// One SBCD block computation from the sampled scores: the score coefficients of the stochastic
@@ -115,6 +213,7 @@ pub fn block_step(
     let mut g_pos = vec![0.0; pos_scores.len()];
     let mut g_neg = vec![0.0; neg_scores.len()];
     let mut lambda_new = Vec::with_capacity(pos_idx.len());
+    let mut total_active = 0;
     for (a, (&sp, &i)) in pos_scores.iter().zip(pos_idx).enumerate() {
         let lambda_i = duals.lambda[i];
         let mut active = 0usize;
@@ -127,6 +226,7 @@ pub fn block_step(
                 g_neg[b] -= d;
             }
         }
+        total_active += active;
         let g_lambda = l - n_neg as f64 / jj * active as f64;
         lambda_new.push(lambda_i - theta * g_lambda);
     }
@@ -136,6 +236,7 @@ pub fn block_step(
     BlockGrads {
         pos: g_pos,
         neg: g_neg,
+        active: total_active,
     }
 }
 
@@ -306,8 +407,8 @@ pub struct SbcdParams {
 }
 
 /// Algorithm 1 for a linear model: approximately `prox_{mu f^l}(w)`; returns the average
-/// `v_bar` over the T iterates (including `v^(0) = w`) and leaves the averaged duals in
-/// `duals.average()`.
+/// `v_bar` over the T iterates (including `v^(0) = w`) and what the call did, and leaves the
+/// averaged duals in `duals.average()`.
 pub fn sbcd_linear(
     data: &PairData,
     loss: PairLoss,
@@ -315,12 +416,17 @@ pub fn sbcd_linear(
     duals: &mut DualState,
     sampler: &mut PairSampler,
     p: &SbcdParams,
-) -> Vec<f64> {
+) -> (Vec<f64>, CallStats) {
     let d = data.d;
     let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
     let mut v = w.to_vec();
     let mut v_sum = vec![0.0; d];
     let mut g = vec![0.0; d];
+    let mut stats = CallStats {
+        eta: p.eta,
+        theta: p.theta,
+        ..CallStats::default()
+    };
     duals.reset_average();
     for _ in 0..p.iters {
         for (s, &vk) in v_sum.iter_mut().zip(&v) {
@@ -330,15 +436,16 @@ pub fn sbcd_linear(
         let (pi, nj) = sampler.draw(n_pos, n_neg);
         let (sp, sn) = data.sampled_scores(&pi, &nj, &v);
         let grads = block_step(loss, &sp, &sn, &pi, duals, p.level, p.theta, n_pos, n_neg);
+        stats.record(grads.active, sp.len() * sn.len());
         g.iter_mut().for_each(|x| *x = 0.0);
         data.add_rows(&mut g, &pi, &grads.pos, &nj, &grads.neg);
         prox_update(&mut v, w, &g, p.eta, p.mu);
     }
-    let t = p.iters.max(1) as f64;
     if p.iters == 0 {
-        return v;
+        return (v, stats);
     }
-    v_sum.iter().map(|s| s / t).collect()
+    let t = p.iters as f64;
+    (v_sum.iter().map(|s| s / t).collect(), stats)
 }
 
 /// Settings of AGD-SBCD (Algorithm 2 with the schedules of Appendix E.2).
@@ -366,6 +473,19 @@ pub struct AgdConfig {
     pub j: usize,
     /// Seed of the sampler.
     pub seed: u64,
+    /// `theta_t = c_dual / ((k+1) N-)` when set; `None` uses `c` as Algorithm 2's schedule
+    /// (Appendix E.2) does. A separate constant is our option, not the paper's.
+    pub c_dual: Option<f64>,
+    /// How the duals start ([`DualInit::Exact`]: eq. (19) at `w^(0)`).
+    pub dual_init: DualInit,
+    /// Re-set both levels' duals to eq. (19) at `w^(k)` before every outer iteration (one
+    /// scoring pass of the training set each time). Not in Algorithm 2, which carries
+    /// `lambda_bar^(k)` over; ours, off by default.
+    pub dual_refresh: bool,
+    /// The m- and n-calls of an outer iteration draw the same blocks (common random numbers),
+    /// so that `v_bar_m - v_bar_n` is not the difference of two independent noisy
+    /// trajectories. Algorithm 2 samples each call independently; ours, off by default.
+    pub common_blocks: bool,
 }
 
 impl AgdConfig {
@@ -387,7 +507,16 @@ impl AgdConfig {
             i: 100,
             j: 100,
             seed,
+            c_dual: None,
+            dual_init: DualInit::Exact,
+            dual_refresh: false,
+            common_blocks: false,
         }
+    }
+
+    /// The dual step constant in use (`c_dual`, else `c`).
+    pub fn dual_constant(&self) -> f64 {
+        self.c_dual.unwrap_or(self.c)
     }
 }
 
@@ -404,6 +533,53 @@ pub struct AgdRecord {
     pub pauc: f64,
     /// Seconds since the start.
     pub seconds: f64,
+    /// AGD-SBCD's per-iteration diagnostics (None for the baselines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sbcd: Option<OuterDiagnostics>,
+}
+
+/// What one outer iteration of AGD-SBCD did: the numbers that tell whether the two levels'
+/// duals are where they should be and which step sizes were in use.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OuterDiagnostics {
+    /// Share of active sampled pairs in the level-m call (target alpha; NaN without an
+    /// m-call, alpha = 0).
+    pub active_m: f64,
+    /// Share of active sampled pairs in the level-n call (target beta).
+    pub active_n: f64,
+    /// Mean over the positives of `lambda_m,i - lambda_n,i` after the iteration.
+    pub gap_mean: f64,
+    /// Standard deviation of `lambda_m,i - lambda_n,i`.
+    pub gap_std: f64,
+    /// `eta` of update (14).
+    pub eta: f64,
+    /// `theta` of update (15).
+    pub theta: f64,
+    /// The AGD step's `gamma / mu`.
+    pub gamma_over_mu: f64,
+}
+
+impl OuterDiagnostics {
+    /// From the two calls' statistics (`m` is None without an m-call) and the duals after the
+    /// iteration.
+    pub fn new(
+        m: Option<CallStats>,
+        n: CallStats,
+        duals_m: &DualState,
+        duals_n: &DualState,
+        gamma_over_mu: f64,
+    ) -> Self {
+        let (gap_mean, gap_std) = dual_gap(duals_m, duals_n);
+        OuterDiagnostics {
+            active_m: m.map_or(f64::NAN, |s| s.active_share),
+            active_n: n.active_share,
+            gap_mean,
+            gap_std,
+            eta: n.eta,
+            theta: n.theta,
+            gamma_over_mu,
+        }
+    }
 }
 
 /// Algorithm 2 (AGD) with SBCD inner solves for a linear model from `w0`; returns the final `w`
@@ -425,36 +601,55 @@ pub fn agd_sbcd_linear(
     let mut w = w0.to_vec();
     let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
     let (sp, sn) = data.scores(&w);
-    // lambda_i starts at the level of a typical pair loss at w0.
-    let init = cfg
-        .loss
-        .value(sp.iter().sum::<f64>() / sp.len() as f64 - sn.iter().sum::<f64>() / sn.len() as f64);
-    let mut duals_m = DualState::new(n_pos, init);
-    let mut duals_n = DualState::new(n_pos, init);
+    let (lambda_m, lambda_n) = match cfg.dual_init {
+        DualInit::Exact => (
+            exact_duals(cfg.loss, &sp, &sn, range.lo),
+            exact_duals(cfg.loss, &sp, &sn, range.hi),
+        ),
+        DualInit::Mean => {
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let init = cfg.loss.value(mean(&sp) - mean(&sn));
+            (vec![init; n_pos], vec![init; n_pos])
+        }
+    };
+    let mut duals_m = DualState::new(n_pos, 0.0);
+    let mut duals_n = DualState::new(n_pos, 0.0);
+    (duals_m.lambda, duals_n.lambda) = (lambda_m, lambda_n);
     let per_step = (sampler.i.min(n_pos) + sampler.j.min(n_neg)) as f64;
     let n_total = (n_pos + n_neg) as f64;
     let mut samples = 0.0;
     let start = std::time::Instant::now();
     let mut history = Vec::with_capacity(cfg.outer);
     for k in 0..cfg.outer {
+        if cfg.dual_refresh && k > 0 {
+            let (sp, sn) = data.scores(&w);
+            duals_m.lambda = exact_duals(cfg.loss, &sp, &sn, range.lo);
+            duals_n.lambda = exact_duals(cfg.loss, &sp, &sn, range.hi);
+        }
         let k1 = (k + 1) as f64;
         let iters = cfg.t_scale * (k + 1) * (k + 1);
         let base = SbcdParams {
             iters,
             eta: cfg.c / (k1 * pairs),
-            theta: cfg.c / (k1 * n_neg as f64),
+            theta: cfg.dual_constant() / (k1 * n_neg as f64),
             mu,
             level: range.lo,
         };
-        let v_m = if range.lo > 0.0 {
-            let v = sbcd_linear(data, cfg.loss, &w, &mut duals_m, &mut sampler, &base);
+        let blocks = sampler.clone();
+        let (v_m, stats_m) = if range.lo > 0.0 {
+            let (v, stats) = sbcd_linear(data, cfg.loss, &w, &mut duals_m, &mut sampler, &base);
             duals_m.lambda = duals_m.average();
-            v
+            (v, Some(stats))
         } else {
             // f^0 = 0: its prox is w itself.
-            w.clone()
+            (w.clone(), None)
         };
-        let v_n = sbcd_linear(
+        if cfg.common_blocks {
+            // The n-call draws the blocks the m-call drew; the sampler then moves on from
+            // where the n-call leaves it.
+            sampler = blocks;
+        }
+        let (v_n, stats_n) = sbcd_linear(
             data,
             cfg.loss,
             &w,
@@ -478,6 +673,13 @@ pub fn agd_sbcd_linear(
             objective,
             pauc,
             seconds: start.elapsed().as_secs_f64(),
+            sbcd: Some(OuterDiagnostics::new(
+                stats_m,
+                stats_n,
+                &duals_m,
+                &duals_n,
+                gamma / mu,
+            )),
         });
     }
     Ok((w, history))

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::bridge::{scores_to_cpu, surrogate};
 use crate::metrics::auc::{auc, pauc, roc_curve};
 use crate::pauc::objective::PairLoss;
+use crate::pauc::sbcd::{DualInit, OuterDiagnostics};
 use crate::plot::{Series, roc, two_panel_curves};
 use crate::train::baselines::{AucM, MiniBatchPauc};
 use crate::train::checkpoint;
@@ -122,6 +123,18 @@ pub struct RunConfig {
     pub gamma_scale: f64,
     /// AGD-SBCD: forward passes that re-estimate batch-norm statistics after each AGD step.
     pub refresh_steps: usize,
+    /// AGD-SBCD: dual step constant (None: `lr`, as Algorithm 2).
+    #[serde(default)]
+    pub c_dual: Option<f64>,
+    /// AGD-SBCD: how the duals start.
+    #[serde(default)]
+    pub dual_init: DualInit,
+    /// AGD-SBCD: re-set the duals to eq. (19) before every outer iteration.
+    #[serde(default)]
+    pub dual_refresh: bool,
+    /// AGD-SBCD: the m- and n-calls draw the same blocks.
+    #[serde(default)]
+    pub common_blocks: bool,
     /// FPR range start.
     pub alpha: f64,
     /// FPR range end.
@@ -155,6 +168,10 @@ impl RunConfig {
             mu_scale: 1e3,
             gamma_scale: 1e3,
             refresh_steps: 30,
+            c_dual: None,
+            dual_init: DualInit::Exact,
+            dual_refresh: false,
+            common_blocks: false,
             alpha: 0.05,
             beta: 0.5,
             seed: 0,
@@ -186,6 +203,34 @@ pub struct EpochMetrics {
     pub seconds: f64,
     /// Share of the training time spent in the objective's CPU code.
     pub cpu_share: f64,
+    /// Which model this row scores (AGD-SBCD evaluates two candidates per iteration).
+    #[serde(default)]
+    pub candidate: Candidate,
+    /// AGD-SBCD's diagnostics of the iteration (None for the other methods).
+    #[serde(default)]
+    pub sbcd: Option<OuterDiagnostics>,
+}
+
+/// The model an evaluation row scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Candidate {
+    /// The iterate the training goes on from (`w^(k+1)` for AGD-SBCD).
+    #[default]
+    W,
+    /// AGD-SBCD's `v_bar_n^(k)`, the output Algorithm 2 names, with its own batch-norm
+    /// statistics.
+    VBarN,
+}
+
+impl Candidate {
+    /// Short name for tables and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Candidate::W => "w",
+            Candidate::VBarN => "v_bar_n",
+        }
+    }
 }
 
 /// The outcome of a run.
@@ -230,6 +275,8 @@ struct LoopState {
     history: Vec<EpochMetrics>,
     train_seconds: f64,
     cpu_seconds: f64,
+    #[serde(default)]
+    dual_seconds: f64,
 }
 
 fn io(e: impl std::fmt::Display) -> RunError {
@@ -261,6 +308,43 @@ fn evaluate(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> (f64, f64)
         auc(scores, labels).unwrap_or(f64::NAN),
         pauc(scores, labels, alpha, beta).unwrap_or(f64::NAN),
     )
+}
+
+/// Validation and test figures of one model.
+struct PointEval {
+    val_auc: f64,
+    val_pauc: f64,
+    val_scores: Vec<f64>,
+    test_auc: f64,
+    test_pauc: f64,
+    test_scores: Option<Vec<f64>>,
+}
+
+fn evaluate_point<M: ImageScorer>(
+    model: &M,
+    val: &dyn ImageSource,
+    test: Option<&dyn ImageSource>,
+    device: &Device,
+    (alpha, beta): (f64, f64),
+) -> Result<PointEval, RunError> {
+    let val_scores = score_all(model, val, device)?;
+    let (val_auc, val_pauc) = evaluate(&val_scores, &val.labels(), alpha, beta);
+    let (test_auc, test_pauc, test_scores) = match test {
+        Some(t) => {
+            let s = score_all(model, t, device)?;
+            let (a, pa) = evaluate(&s, &t.labels(), alpha, beta);
+            (a, pa, Some(s))
+        }
+        None => (f64::NAN, f64::NAN, None),
+    };
+    Ok(PointEval {
+        val_auc,
+        val_pauc,
+        val_scores,
+        test_auc,
+        test_pauc,
+        test_scores,
+    })
 }
 
 /// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
@@ -295,20 +379,27 @@ where
             _ => SgdConfig::new().init(),
         }
     };
-    // AGD-SBCD's solver: its duals start at the pair loss of the initial model's scores; a
-    // resumed run replaces them with the saved state below.
+    // AGD-SBCD's solver. Its duals start at eq. (19) for the initial model (or as
+    // `dual_init` says), from an inference pass over the training set after the batch-norm
+    // statistics were estimated by training-mode passes; a resumed run replaces them with the
+    // saved state below.
+    let fwd =
+        |m: &M, ids: &[usize]| Ok::<_, RunError>(m.score_images(train.batch(ids, device)?.inputs));
     let mut sbcd = match cfg.method {
         Method::Sbcd => {
             let mut c = DeepSbcdConfig::paper(cfg.alpha, cfg.beta, cfg.seed);
             (c.c, c.t_scale, c.refresh_steps) = (cfg.lr, cfg.t_scale, cfg.refresh_steps);
             (c.mu_scale, c.gamma_scale) = (cfg.mu_scale, cfg.gamma_scale);
             (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
-            let s0 = if cfg.resume {
-                vec![0.0; n]
-            } else {
-                score_all(&model.valid(), train, device)?
-            };
-            Some(DeepSbcd::new(c, &labels, &s0)?)
+            (c.c_dual, c.dual_init) = (cfg.c_dual, cfg.dual_init);
+            (c.dual_refresh, c.common_blocks) = (cfg.dual_refresh, cfg.common_blocks);
+            // Placeholder scores: the duals are set from the real ones just below.
+            let mut s = DeepSbcd::new(c, &labels, &vec![0.0; n])?;
+            if !cfg.resume {
+                s.refresh_buffers(&model, &mut fwd.clone())?;
+                s.init_duals(&score_all(&model.valid(), train, device)?)?;
+            }
+            Some(s)
         }
         _ => None,
     };
@@ -340,6 +431,7 @@ where
             history: Vec::new(),
             train_seconds: 0.0,
             cpu_seconds: 0.0,
+            dual_seconds: 0.0,
         };
         (model, new_optim(), st)
     };
@@ -369,6 +461,7 @@ where
         let start = Instant::now();
         let mut cpu = 0.0;
         let (mut loss_sum, mut loss_count) = (0.0, 0usize);
+        let (mut candidate, mut diagnostics) = (None, None);
         if let Some(s) = sbcd.as_mut() {
             // One outer iteration (two SBCD calls), shortened to fit the remaining budget; a
             // remainder smaller than one step per call is left unused.
@@ -376,10 +469,15 @@ where
             if left < s.calls() {
                 break;
             }
-            let (m, rec) = s.outer_step_within(model, left, |m: &M, ids: &[usize]| {
-                Ok::<_, RunError>(m.score_images(train.batch(ids, device)?.inputs))
-            })?;
+            if s.refreshes_duals() && s.state.k > 0 {
+                let t = Instant::now();
+                s.reset_duals(&score_all(&model.valid(), train, device)?)?;
+                st.dual_seconds += t.elapsed().as_secs_f64();
+            }
+            let (m, v_n, rec) = s.outer_step_within(model, left, fwd)?;
             model = m;
+            candidate = Some(v_n);
+            diagnostics = Some(rec.diagnostics);
             st.steps_done += rec.steps;
             loss_sum += rec.sampled_loss;
             loss_count += 1;
@@ -424,58 +522,86 @@ where
         }
         st.train_seconds += start.elapsed().as_secs_f64();
         st.cpu_seconds += cpu;
-        // Evaluation (not counted in the training time).
+        // Evaluation (not counted in the training time): the iterate, and for AGD-SBCD also
+        // v_bar_n^(k); each row can become the best model.
         let plain = model.valid();
-        let sv = score_all(&plain, val, device)?;
-        let (val_auc, val_pauc) = evaluate(&sv, &val_labels, cfg.alpha, cfg.beta);
-        let (test_auc, test_pauc, test_scores) = match (test, &test_labels) {
-            (Some(t), Some(l)) => {
-                let s = score_all(&plain, t, device)?;
-                let (a, pa) = evaluate(&s, l, cfg.alpha, cfg.beta);
-                (a, pa, Some(s))
-            }
-            _ => (f64::NAN, f64::NAN, None),
-        };
-        let rec = EpochMetrics {
-            epoch: st.history.len() + 1,
-            epochs_seen: (st.steps_done * cfg.batch) as f64 / n as f64,
-            train_loss: loss_sum / loss_count.max(1) as f64,
-            val_auc,
-            val_pauc,
-            test_auc,
-            test_pauc,
-            seconds: st.train_seconds,
-            cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
-        };
-        let is_best = st.history.iter().all(|h| val_pauc > h.val_pauc);
-        st.history.push(rec);
-        if is_best {
-            rankrisk_models::checkpoint::save(&model, &cfg.out.join("best.bpk")).map_err(io)?;
-            let (scores, l, which) = match (&test_scores, &test_labels) {
-                (Some(s), Some(l)) => (s.clone(), l.clone(), "test"),
-                _ => (sv.clone(), val_labels.clone(), "validation"),
+        let mut rows = vec![(Candidate::W, &plain)];
+        if let Some(v) = &candidate {
+            rows.push((Candidate::VBarN, v));
+        }
+        for (which, scorer) in rows {
+            let e = evaluate_point(scorer, val, test, device, (cfg.alpha, cfg.beta))?;
+            let rec = EpochMetrics {
+                epoch: st
+                    .history
+                    .iter()
+                    .filter(|h| h.candidate == Candidate::W)
+                    .count()
+                    + usize::from(which == Candidate::W),
+                epochs_seen: (st.steps_done * cfg.batch) as f64 / n as f64,
+                train_loss: loss_sum / loss_count.max(1) as f64,
+                val_auc: e.val_auc,
+                val_pauc: e.val_pauc,
+                test_auc: e.test_auc,
+                test_pauc: e.test_pauc,
+                seconds: st.train_seconds,
+                cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
+                candidate: which,
+                sbcd: diagnostics,
             };
-            let name = format!("{} (epoch {})", cfg.method.name(), rec.epoch);
-            let path = cfg.out.join("roc.png");
-            if let Err(e) = roc_plot(&path, &scores, &l, name, which, (cfg.alpha, cfg.beta)) {
-                say(&bar, cfg.progress, format!("no ROC plot: {e}"));
+            let is_best = st.history.iter().all(|h| rec.val_pauc > h.val_pauc);
+            st.history.push(rec);
+            if is_best {
+                rankrisk_models::checkpoint::save(scorer, &cfg.out.join("best.bpk")).map_err(io)?;
+                let (scores, l, set) = match (&e.test_scores, &test_labels) {
+                    (Some(s), Some(l)) => (s.clone(), l.clone(), "test"),
+                    _ => (e.val_scores.clone(), val_labels.clone(), "validation"),
+                };
+                let name = format!(
+                    "{} (epoch {}, {})",
+                    cfg.method.name(),
+                    rec.epoch,
+                    which.name()
+                );
+                let path = cfg.out.join("roc.png");
+                if let Err(e) = roc_plot(&path, &scores, &l, name, set, (cfg.alpha, cfg.beta)) {
+                    say(&bar, cfg.progress, format!("no ROC plot: {e}"));
+                }
             }
+            let extra = match (&rec.sbcd, which) {
+                (Some(d), Candidate::W) => format!(
+                    " [active m {:.3} n {:.3}, lambda_m - lambda_n {:.3} ({:.3})]",
+                    d.active_m, d.active_n, d.gap_mean, d.gap_std
+                ),
+                (_, Candidate::VBarN) => " [v_bar_n]".to_string(),
+                _ => String::new(),
+            };
+            say(
+                &bar,
+                cfg.progress,
+                format!(
+                    "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s{extra}",
+                    rec.epoch,
+                    rec.epochs_seen,
+                    rec.train_loss,
+                    rec.val_auc,
+                    rec.val_pauc,
+                    rec.test_auc,
+                    rec.test_pauc,
+                    rec.seconds
+                ),
+            );
         }
         write_metrics(&cfg.out, &st.history).map_err(io)?;
         checkpoint::save(&ckpt, &model, None, &optim, &st).map_err(io)?;
+    }
+    if st.dual_seconds > 0.0 {
         say(
             &bar,
             cfg.progress,
             format!(
-                "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s",
-                rec.epoch,
-                rec.epochs_seen,
-                rec.train_loss,
-                val_auc,
-                val_pauc,
-                test_auc,
-                test_pauc,
-                rec.seconds
+                "dual re-estimation: {:.1} s of the training time",
+                st.dual_seconds
             ),
         );
     }
@@ -486,10 +612,22 @@ where
         .max_by(|a, b| a.val_pauc.total_cmp(&b.val_pauc))
         .ok_or_else(|| RunError::Io("no epoch was run (epochs = 0?)".into()))?;
     let curves = |f: fn(&EpochMetrics) -> f64| {
-        vec![Series {
-            name: cfg.method.name().to_string(),
-            points: st.history.iter().map(|h| (h.epochs_seen, f(h))).collect(),
-        }]
+        [Candidate::W, Candidate::VBarN]
+            .into_iter()
+            .filter(|&c| st.history.iter().any(|h| h.candidate == c))
+            .map(|c| Series {
+                name: match c {
+                    Candidate::W => cfg.method.name().to_string(),
+                    Candidate::VBarN => format!("{} v_bar_n", cfg.method.name()),
+                },
+                points: st
+                    .history
+                    .iter()
+                    .filter(|h| h.candidate == c)
+                    .map(|h| (h.epochs_seen, f(h)))
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
     };
     if let Err(e) = two_panel_curves(
         &cfg.out.join("curves.png"),
@@ -528,12 +666,24 @@ fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Result<()> {
     let mut csv = std::fs::File::create(out.join("metrics.csv"))?;
     writeln!(
         csv,
-        "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share"
+        "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
+         candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu"
     )?;
     for h in history {
+        let d = h.sbcd.map_or([f64::NAN; 7], |d| {
+            [
+                d.active_m,
+                d.active_n,
+                d.gap_mean,
+                d.gap_std,
+                d.eta,
+                d.theta,
+                d.gamma_over_mu,
+            ]
+        });
         writeln!(
             csv,
-            "{},{:.4},{},{},{},{},{},{:.3},{:.6}",
+            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{}",
             h.epoch,
             h.epochs_seen,
             h.train_loss,
@@ -542,7 +692,15 @@ fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Result<()> {
             h.test_auc,
             h.test_pauc,
             h.seconds,
-            h.cpu_share
+            h.cpu_share,
+            h.candidate.name(),
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
+            d[5],
+            d[6]
         )?;
     }
     std::fs::write(

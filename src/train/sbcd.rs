@@ -16,6 +16,19 @@
 //! Defaults are section 6.1's: mini-batches of 32 (16 positives and 16 negatives),
 //! `T_k = 50 (k+1)^2`, `mu = 1e3 / (N+ N-)`, `gamma = 1e3 / (N+ N-)`,
 //! `eta = c / ((k+1) N+ N-)`, `theta = c / ((k+1) N-)` with `c = 0.1`.
+//!
+//! What is ours and not Algorithm 2's, each a [`DeepSbcdConfig`] field:
+//! - `dual_init = Exact` (the default): both levels' duals start at eq. (19) for the initial
+//!   model, so that about alpha and beta of the pairs are active from the first step
+//!   (Algorithm 2 takes any start; a common start for both levels made the two calls see the
+//!   same active pairs). `Mean` is the earlier start.
+//! - `dual_refresh`: eq. (19) again before every outer iteration (one scoring pass each).
+//! - `common_blocks`: the m- and n-calls draw the same blocks.
+//! - `c_dual`: a dual step constant apart from `c`.
+//! - `refresh_steps`: batch-norm statistics re-estimated for `w^(k+1)` and for `v_bar_n^(k)`.
+//!
+//! Every outer iteration returns both candidates Algorithm 2 allows, `w^(k+1)` and
+//! `v_bar_n^(k)` (its output), so that the run driver can keep the better one by validation.
 
 use std::collections::HashMap;
 
@@ -27,7 +40,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::bridge::{scores_to_cpu, surrogate};
 use crate::pauc::objective::{PairLoss, RankRange};
-use crate::pauc::sbcd::{DualState, block_step};
+use crate::pauc::sbcd::{
+    CallStats, DualInit, DualState, OuterDiagnostics, block_step, exact_duals,
+};
 use crate::train::objective::TrainError;
 
 /// Settings of the deep AGD-SBCD.
@@ -58,6 +73,15 @@ pub struct DeepSbcdConfig {
     /// the paper's algorithm: the AGD step combines three models' parameters and no model's
     /// statistics fit the result). Skipped for models without buffers.
     pub refresh_steps: usize,
+    /// `theta = c_dual / ((k+1) N-)` when set, else `c` (Algorithm 2's shared constant).
+    pub c_dual: Option<f64>,
+    /// How the duals start (see [`DualInit`]).
+    pub dual_init: DualInit,
+    /// Re-set the duals to eq. (19) at `w^(k)` before every outer iteration (the driver
+    /// scores the training set once per iteration for it). Ours, not Algorithm 2's.
+    pub dual_refresh: bool,
+    /// The m- and n-calls of an outer iteration draw the same blocks. Ours, not Algorithm 2's.
+    pub common_blocks: bool,
 }
 
 impl DeepSbcdConfig {
@@ -78,6 +102,10 @@ impl DeepSbcdConfig {
             j: 16,
             seed,
             refresh_steps: 30,
+            c_dual: None,
+            dual_init: DualInit::Exact,
+            dual_refresh: false,
+            common_blocks: false,
         }
     }
 }
@@ -106,6 +134,8 @@ pub struct SbcdRecord {
     pub sampled_loss: f64,
     /// Seconds spent in the CPU part (indicators, gradients, dual updates).
     pub cpu_seconds: f64,
+    /// Active shares, dual gap and step sizes of this iteration.
+    pub diagnostics: OuterDiagnostics,
 }
 
 /// Float parameters of a module as flat plain (non-autodiff) tensors, by id.
@@ -184,7 +214,8 @@ pub struct DeepSbcd {
 
 impl DeepSbcd {
     /// State for a training set with `labels` in {-1, +1} (id order); `initial_scores` (the
-    /// model's scores before training) set the duals' starting level, the pair loss of the
+    /// model's scores before training, id order) set the duals as
+    /// [`DeepSbcdConfig::dual_init`] says: eq. (19) at these scores, or the pair loss of the
     /// mean positive and mean negative score.
     ///
     /// # Errors
@@ -200,9 +231,15 @@ impl DeepSbcd {
         let n_pos = positive.iter().filter(|&&p| p).count();
         let n_neg = labels.len() - n_pos;
         let range = RankRange::from_fpr(cfg.alpha, cfg.beta, n_neg).map_err(settings)?;
-        if !(cfg.c > 0.0 && cfg.mu_scale > 0.0 && cfg.gamma_scale > 0.0 && cfg.t_scale > 0) {
+        let c_dual = cfg.c_dual.unwrap_or(cfg.c);
+        if !(cfg.c > 0.0
+            && c_dual > 0.0
+            && cfg.mu_scale > 0.0
+            && cfg.gamma_scale > 0.0
+            && cfg.t_scale > 0)
+        {
             return Err(settings(
-                "c, mu_scale, gamma_scale and t_scale must be positive".to_string(),
+                "c, c_dual, mu_scale, gamma_scale and t_scale must be positive".to_string(),
             ));
         }
         if initial_scores.len() != labels.len() || initial_scores.iter().any(|s| !s.is_finite()) {
@@ -224,15 +261,7 @@ impl DeepSbcd {
                 })
             })
             .collect();
-        let mean = |want: bool| {
-            let v: Vec<f64> = (0..labels.len())
-                .filter(|&i| positive[i] == want)
-                .map(|i| initial_scores[i])
-                .collect();
-            v.iter().sum::<f64>() / v.len() as f64
-        };
-        let init = cfg.loss.value(mean(true) - mean(false));
-        Ok(DeepSbcd {
+        let mut sbcd = DeepSbcd {
             cfg,
             range,
             n_pos,
@@ -240,12 +269,98 @@ impl DeepSbcd {
             pos_index,
             sampler,
             state: SbcdState {
-                duals_m: DualState::new(n_pos, init),
-                duals_n: DualState::new(n_pos, init),
+                duals_m: DualState::new(n_pos, 0.0),
+                duals_n: DualState::new(n_pos, 0.0),
                 k: 0,
                 sampler_step: 0,
             },
-        })
+        };
+        sbcd.init_duals(initial_scores)?;
+        Ok(sbcd)
+    }
+
+    /// Set the duals of both levels from the model's scores (one per training sample, id
+    /// order) as [`DeepSbcdConfig::dual_init`] says.
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] for a wrong count or a non-finite score.
+    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), TrainError> {
+        match self.cfg.dual_init {
+            DualInit::Exact => self.reset_duals(scores),
+            DualInit::Mean => {
+                self.check_scores(scores)?;
+                let mean = |want: bool| {
+                    let v: Vec<f64> = scores
+                        .iter()
+                        .zip(&self.pos_index)
+                        .filter(|(_, p)| p.is_some() == want)
+                        .map(|(s, _)| *s)
+                        .collect();
+                    v.iter().sum::<f64>() / v.len() as f64
+                };
+                let init = self.cfg.loss.value(mean(true) - mean(false));
+                self.state.duals_m.lambda = vec![init; self.n_pos];
+                self.state.duals_n.lambda = vec![init; self.n_pos];
+                Ok(())
+            }
+        }
+    }
+
+    fn check_scores(&self, scores: &[f64]) -> Result<(), TrainError> {
+        if scores.len() != self.pos_index.len() || scores.iter().any(|s| !s.is_finite()) {
+            return Err(TrainError::Settings(format!(
+                "{} scores for {} training samples, all finite",
+                scores.len(),
+                self.pos_index.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Set both levels' duals to the exact solution of eq. (19) at the model that gave
+    /// `scores` (one per training sample, id order): see [`exact_duals`].
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] for a wrong count or a non-finite score.
+    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), TrainError> {
+        self.check_scores(scores)?;
+        let (mut sp, mut sn) = (Vec::with_capacity(self.n_pos), Vec::new());
+        for (s, p) in scores.iter().zip(&self.pos_index) {
+            if p.is_some() {
+                sp.push(*s)
+            } else {
+                sn.push(*s)
+            }
+        }
+        self.state.duals_m.lambda = exact_duals(self.cfg.loss, &sp, &sn, self.range.lo);
+        self.state.duals_n.lambda = exact_duals(self.cfg.loss, &sp, &sn, self.range.hi);
+        Ok(())
+    }
+
+    /// Whether the duals are re-set from a scoring pass before every outer iteration.
+    pub fn refreshes_duals(&self) -> bool {
+        self.cfg.dual_refresh
+    }
+
+    /// [`DeepSbcdConfig::refresh_steps`] training-mode forward passes of `model` over sampled
+    /// blocks, so that its buffers (batch-norm running statistics) fit its parameters; nothing
+    /// for a model without buffers.
+    ///
+    /// # Errors
+    /// The caller's error from `forward`.
+    pub fn refresh_buffers<M: Module, E>(
+        &mut self,
+        model: &M,
+        forward: &mut impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    ) -> Result<(), E> {
+        if has_buffers(model) {
+            for _ in 0..self.cfg.refresh_steps {
+                let (pos, neg) = self.sampler.next_block();
+                drop(forward(model, &block_ids(&pos, &neg))?);
+            }
+            self.state.sampler_step = self.sampler.step;
+        }
+        Ok(())
     }
 
     /// Calls of Algorithm 1 per outer iteration: 2 (levels m and n), or 1 when the FPR range
@@ -273,19 +388,24 @@ impl DeepSbcd {
 
     /// Algorithm 1 from `w` for the level m (`upper = false`) or n: returns `v_bar` as a module
     /// (float parameters averaged over the T iterates, the rest from the last iterate), the
-    /// number of steps and the mean sampled loss.
+    /// mean sampled loss, the CPU seconds and what the call did.
     fn sbcd<M: Module, E: From<TrainError>>(
         &mut self,
         w: &M,
         upper: bool,
         iters: usize,
         forward: &mut impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
-    ) -> Result<(M, f64, f64), E> {
+    ) -> Result<(M, f64, f64, CallStats), E> {
         let k1 = (self.state.k + 1) as f64;
         let pairs = self.n_pos as f64 * self.n_neg as f64;
         let mut cpu = 0.0;
         let eta = self.cfg.c / (k1 * pairs);
-        let theta = self.cfg.c / (k1 * self.n_neg as f64);
+        let theta = self.cfg.c_dual.unwrap_or(self.cfg.c) / (k1 * self.n_neg as f64);
+        let mut stats = CallStats {
+            eta,
+            theta,
+            ..CallStats::default()
+        };
         let mu = self.cfg.mu_scale / pairs;
         let level = if upper { self.range.hi } else { self.range.lo };
         let w_vals = collect(w);
@@ -326,6 +446,7 @@ impl DeepSbcd {
                 self.n_pos,
                 self.n_neg,
             );
+            stats.record(grads.active, sp.len() * sn.len());
             loss_sum += sp
                 .iter()
                 .flat_map(|a| sn.iter().map(move |b| (a, b)))
@@ -368,14 +489,16 @@ impl DeepSbcd {
         let v_bar = v.map(&mut Rewrite(|id, cur: Tensor<1>| {
             v_sum.get(&id).map_or(cur, |s| s.clone().div_scalar(t))
         }));
-        Ok((v_bar, loss_sum / t, cpu))
+        Ok((v_bar, loss_sum / t, cpu, stats))
     }
 
     /// One outer iteration of Algorithm 2. `forward(model, ids)` must return the scores of the
     /// samples `ids` (in that order) on the autodiff device, in training mode, or the caller's
     /// error (e.g. an unreadable image). Only trainable parameters are variables of the
     /// problem; the new model's buffers (batch-norm statistics) are re-estimated by
-    /// [`DeepSbcdConfig::refresh_steps`] forward passes.
+    /// [`DeepSbcdConfig::refresh_steps`] forward passes. Returns `w^(k+1)`, the other
+    /// candidate output of Algorithm 2, `v_bar_n^(k)` (as an inference copy whose buffers were
+    /// re-estimated for it), and the record.
     ///
     /// # Errors
     /// The caller's error, or [`TrainError`] (converted) when scores are NaN/inf or the
@@ -384,7 +507,7 @@ impl DeepSbcd {
         &mut self,
         w: M,
         forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
-    ) -> Result<(M, SbcdRecord), E> {
+    ) -> Result<(M, M, SbcdRecord), E> {
         self.outer_step_within(w, usize::MAX, forward)
     }
 
@@ -399,25 +522,36 @@ impl DeepSbcd {
         w: M,
         budget: usize,
         mut forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
-    ) -> Result<(M, SbcdRecord), E> {
+    ) -> Result<(M, M, SbcdRecord), E> {
         let calls = self.calls();
         let t_k = self.cfg.t_scale * (self.state.k + 1) * (self.state.k + 1);
         let iters = t_k.min((budget / calls).max(1));
         let ratio = self.cfg.gamma_scale / self.cfg.mu_scale;
         let mut cpu = 0.0;
-        let v_m = if calls == 2 {
+        let first_block = self.sampler.step;
+        let (v_m, stats_m) = if calls == 2 {
             self.state.duals_m.reset_average();
-            let (v, _, c) = self.sbcd(&w, false, iters, &mut forward)?;
+            let (v, _, c, stats) = self.sbcd(&w, false, iters, &mut forward)?;
             cpu += c;
             self.state.duals_m.lambda = self.state.duals_m.average();
-            Some(collect(&v))
+            (Some(collect(&v)), Some(stats))
         } else {
-            None
+            (None, None)
         };
+        let after_m = self.sampler.step;
+        if self.cfg.common_blocks {
+            // The n-call draws the blocks the m-call drew.
+            self.sampler.step = first_block;
+        }
         self.state.duals_n.reset_average();
-        let (v_n, sampled_loss, c) = self.sbcd(&w, true, iters, &mut forward)?;
+        let (v_n, sampled_loss, c, stats_n) = self.sbcd(&w, true, iters, &mut forward)?;
         cpu += c;
+        self.sampler.step = self.sampler.step.max(after_m);
         self.state.duals_n.lambda = self.state.duals_n.average();
+        // The candidate v_bar_n with its own statistics, copied out before the shared buffers
+        // are re-estimated for w^(k+1).
+        self.refresh_buffers(&v_n, &mut forward)?;
+        let candidate = v_n.valid();
         let w_vals = collect(&w);
         let vn_vals = collect(&v_n);
         // w <- w - gamma/mu (v_bar_m - v_bar_n); with m = 0, v_bar_m = w (prox of f^0 = 0).
@@ -430,21 +564,24 @@ impl DeepSbcd {
             let vn = vn_vals.get(&id).cloned().unwrap_or(cur);
             wv - (vm - vn).mul_scalar(ratio)
         }));
-        if has_buffers(&new_w) {
-            for _ in 0..self.cfg.refresh_steps {
-                let (pos, neg) = self.sampler.next_block();
-                drop(forward(&new_w, &block_ids(&pos, &neg))?);
-            }
-            self.state.sampler_step = self.sampler.step;
-        }
+        self.refresh_buffers(&new_w, &mut forward)?;
         self.state.k += 1;
+        let diagnostics = OuterDiagnostics::new(
+            stats_m,
+            stats_n,
+            &self.state.duals_m,
+            &self.state.duals_n,
+            ratio,
+        );
         Ok((
             new_w,
+            candidate,
             SbcdRecord {
                 k: self.state.k,
                 steps: calls * iters,
                 sampled_loss,
                 cpu_seconds: cpu,
+                diagnostics,
             },
         ))
     }

@@ -5,6 +5,7 @@
 //! held out for validation and the official test split is the test set. The model is ResNet-20
 //! with as many input channels as the images have.
 
+use crate::pauc::sbcd::DualInit;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -75,6 +76,21 @@ pub struct TrainingArgs {
     /// batch-norm statistics for the new parameters.
     #[arg(long, default_value_t = 30)]
     pub bn_refresh: usize,
+    /// AGD-SBCD: dual step constant, `theta = c_dual / ((k+1) N-)` (default: the lr c, as
+    /// Algorithm 2's schedule).
+    #[arg(long)]
+    pub c_dual: Option<f64>,
+    /// AGD-SBCD: how the duals start (exact: eq. (19) at the initial model; mean: the pair
+    /// loss of the mean scores).
+    #[arg(long, value_enum, default_value = "exact")]
+    pub dual_init: DualInit,
+    /// AGD-SBCD: re-set the duals to eq. (19) before every outer iteration (one scoring pass
+    /// of the training set each).
+    #[arg(long)]
+    pub dual_refresh: bool,
+    /// AGD-SBCD: the m- and n-calls of an outer iteration draw the same blocks.
+    #[arg(long)]
+    pub common_blocks: bool,
     /// FPR range start.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -113,6 +129,8 @@ impl TrainingArgs {
         (cfg.t_scale, cfg.mu_scale, cfg.gamma_scale) =
             (self.t_scale, self.mu_scale, self.gamma_scale);
         cfg.refresh_steps = self.bn_refresh;
+        (cfg.c_dual, cfg.dual_init) = (self.c_dual, self.dual_init);
+        (cfg.dual_refresh, cfg.common_blocks) = (self.dual_refresh, self.common_blocks);
         cfg.resume = self.resume;
         cfg.progress = !self.quiet;
         cfg
