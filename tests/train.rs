@@ -257,8 +257,19 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
         let mut sbcd = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 3), &labels, &s0).unwrap();
         for _ in 0..2 {
-            let (m, _, rec) = sbcd.outer_step(model, forward).unwrap();
+            let (m, v_n, rec) = sbcd.outer_step(model, forward).unwrap();
             assert!(rec.sampled_loss.is_finite());
+            // The diagnostics: shares of active pairs are shares, the m-level's threshold is
+            // above the n-level's (exact duals start them at the 5% and 50% points).
+            let d = rec.diagnostics;
+            assert!(
+                d.active_m > 0.0 && d.active_m < d.active_n && d.active_n < 1.0,
+                "{d:?}"
+            );
+            assert!(d.gap_mean > 0.0 && d.eta > 0.0 && d.theta > 0.0, "{d:?}");
+            // The other candidate of Algorithm 2 scores too.
+            let cand = pauc(&score_all(&v_n), &labels, 0.05, 0.5).unwrap();
+            assert!(cand.is_finite());
             model = m;
         }
         let after = pauc(&score_all(&model), &labels, 0.05, 0.5).unwrap();
