@@ -113,6 +113,29 @@ pub fn exact_duals(loss: PairLoss, pos_scores: &[f64], neg_scores: &[f64], level
         .collect()
 }
 
+/// The duals of levels `lo` (m) and `hi` (n) at the scores of a model, as `init` says: eq. (19)
+/// ([`exact_duals`]) or one common value, the pair loss of the mean positive and mean negative
+/// score. The one place both the linear and the deep solver start (and restart) their duals.
+pub fn start_duals(
+    init: DualInit,
+    loss: PairLoss,
+    pos_scores: &[f64],
+    neg_scores: &[f64],
+    (lo, hi): (f64, f64),
+) -> (Vec<f64>, Vec<f64>) {
+    match init {
+        DualInit::Exact => (
+            exact_duals(loss, pos_scores, neg_scores, lo),
+            exact_duals(loss, pos_scores, neg_scores, hi),
+        ),
+        DualInit::Mean => {
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let value = loss.value(mean(pos_scores) - mean(neg_scores));
+            (vec![value; pos_scores.len()], vec![value; pos_scores.len()])
+        }
+    }
+}
+
 /// What one SBCD call did, for the run's diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct CallStats {
@@ -601,17 +624,7 @@ pub fn agd_sbcd_linear(
     let mut w = w0.to_vec();
     let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
     let (sp, sn) = data.scores(&w);
-    let (lambda_m, lambda_n) = match cfg.dual_init {
-        DualInit::Exact => (
-            exact_duals(cfg.loss, &sp, &sn, range.lo),
-            exact_duals(cfg.loss, &sp, &sn, range.hi),
-        ),
-        DualInit::Mean => {
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-            let init = cfg.loss.value(mean(&sp) - mean(&sn));
-            (vec![init; n_pos], vec![init; n_pos])
-        }
-    };
+    let (lambda_m, lambda_n) = start_duals(cfg.dual_init, cfg.loss, &sp, &sn, (range.lo, range.hi));
     let mut duals_m = DualState::new(n_pos, 0.0);
     let mut duals_n = DualState::new(n_pos, 0.0);
     (duals_m.lambda, duals_n.lambda) = (lambda_m, lambda_n);
@@ -623,8 +636,8 @@ pub fn agd_sbcd_linear(
     for k in 0..cfg.outer {
         if cfg.dual_refresh && k > 0 {
             let (sp, sn) = data.scores(&w);
-            duals_m.lambda = exact_duals(cfg.loss, &sp, &sn, range.lo);
-            duals_n.lambda = exact_duals(cfg.loss, &sp, &sn, range.hi);
+            (duals_m.lambda, duals_n.lambda) =
+                start_duals(DualInit::Exact, cfg.loss, &sp, &sn, (range.lo, range.hi));
         }
         let k1 = (k + 1) as f64;
         let iters = cfg.t_scale * (k + 1) * (k + 1);

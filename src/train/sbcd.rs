@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::bridge::{scores_to_cpu, surrogate};
 use crate::pauc::objective::{PairLoss, RankRange};
 use crate::pauc::sbcd::{
-    CallStats, DualInit, DualState, OuterDiagnostics, block_step, exact_duals,
+    CallStats, DualInit, DualState, OuterDiagnostics, block_step, start_duals,
 };
 use crate::train::objective::TrainError;
 
@@ -242,13 +242,6 @@ impl DeepSbcd {
                 "c, c_dual, mu_scale, gamma_scale and t_scale must be positive".to_string(),
             ));
         }
-        if initial_scores.len() != labels.len() || initial_scores.iter().any(|s| !s.is_finite()) {
-            return Err(settings(format!(
-                "{} initial scores for {} samples, all finite",
-                initial_scores.len(),
-                labels.len()
-            )));
-        }
         let sampler = BlockSampler::new(&positive, cfg.i, cfg.j, cfg.seed)
             .map_err(|e| settings(e.to_string()))?;
         let mut next = 0;
@@ -285,28 +278,19 @@ impl DeepSbcd {
     /// # Errors
     /// [`TrainError::Settings`] for a wrong count or a non-finite score.
     pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), TrainError> {
-        match self.cfg.dual_init {
-            DualInit::Exact => self.reset_duals(scores),
-            DualInit::Mean => {
-                self.check_scores(scores)?;
-                let mean = |want: bool| {
-                    let v: Vec<f64> = scores
-                        .iter()
-                        .zip(&self.pos_index)
-                        .filter(|(_, p)| p.is_some() == want)
-                        .map(|(s, _)| *s)
-                        .collect();
-                    v.iter().sum::<f64>() / v.len() as f64
-                };
-                let init = self.cfg.loss.value(mean(true) - mean(false));
-                self.state.duals_m.lambda = vec![init; self.n_pos];
-                self.state.duals_n.lambda = vec![init; self.n_pos];
-                Ok(())
-            }
-        }
+        self.set_duals(self.cfg.dual_init, scores)
     }
 
-    fn check_scores(&self, scores: &[f64]) -> Result<(), TrainError> {
+    /// Set both levels' duals to the exact solution of eq. (19) at the model that gave
+    /// `scores` (one per training sample, id order): see [`crate::pauc::sbcd::exact_duals`].
+    ///
+    /// # Errors
+    /// [`TrainError::Settings`] for a wrong count or a non-finite score.
+    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), TrainError> {
+        self.set_duals(DualInit::Exact, scores)
+    }
+
+    fn set_duals(&mut self, init: DualInit, scores: &[f64]) -> Result<(), TrainError> {
         if scores.len() != self.pos_index.len() || scores.iter().any(|s| !s.is_finite()) {
             return Err(TrainError::Settings(format!(
                 "{} scores for {} training samples, all finite",
@@ -314,16 +298,6 @@ impl DeepSbcd {
                 self.pos_index.len()
             )));
         }
-        Ok(())
-    }
-
-    /// Set both levels' duals to the exact solution of eq. (19) at the model that gave
-    /// `scores` (one per training sample, id order): see [`exact_duals`].
-    ///
-    /// # Errors
-    /// [`TrainError::Settings`] for a wrong count or a non-finite score.
-    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), TrainError> {
-        self.check_scores(scores)?;
         let (mut sp, mut sn) = (Vec::with_capacity(self.n_pos), Vec::new());
         for (s, p) in scores.iter().zip(&self.pos_index) {
             if p.is_some() {
@@ -332,8 +306,9 @@ impl DeepSbcd {
                 sn.push(*s)
             }
         }
-        self.state.duals_m.lambda = exact_duals(self.cfg.loss, &sp, &sn, self.range.lo);
-        self.state.duals_n.lambda = exact_duals(self.cfg.loss, &sp, &sn, self.range.hi);
+        let range = (self.range.lo, self.range.hi);
+        (self.state.duals_m.lambda, self.state.duals_n.lambda) =
+            start_duals(init, self.cfg.loss, &sp, &sn, range);
         Ok(())
     }
 
