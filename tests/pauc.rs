@@ -4,11 +4,9 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig, Budget, LinearModel, agd_sbcd_linear};
 use rankrisk::pauc::objective::{PairLoss, RankRange};
-use rankrisk::pauc::sbcd::{
-    AgdConfig, DualInit, DualState, PairData, PairSampler, SbcdParams, agd_sbcd_linear,
-    exact_duals, sbcd_linear,
-};
+use rankrisk::pauc::sbcd::{DualInit, PairData, exact_duals};
 use rankrisk_datasets::load_builtin;
 
 /// f^l(v) = sum_i phi_l(S_i(v)) for integer l, and one subgradient.
@@ -84,16 +82,22 @@ fn sbcd_average_converges_to_the_exact_prox() {
     let target = exact_prox(&data, loss, &w, l, mu);
     let start_gap = dist(&w, &target);
     assert!(start_gap > 1e-3, "the prox moves w: {start_gap}");
-    let mut duals = DualState::new(n_pos, 0.5);
-    let mut sampler = PairSampler::new(3, 5, 1);
-    let params = SbcdParams {
-        iters: 200_000,
-        eta: 0.02 / (n_pos * n_neg) as f64,
-        theta: 0.02 / n_neg as f64,
-        mu,
-        level: l as f64,
+    // Algorithm 1 through the one AGD-SBCD core: eta = c / (N+ N-), theta = c / N-,
+    // mu = mu_scale / (N+ N-), the level n = beta N- = 4, blocks of 3 positives and 5 negatives.
+    let cfg = AgdSbcdConfig {
+        c: 0.02,
+        mu_scale: mu * (n_pos * n_neg) as f64,
+        i: 3,
+        j: 5,
+        loss,
+        ..AgdSbcdConfig::paper_linear(0.0, l as f64 / n_neg as f64, 1)
     };
-    let (v_bar, _) = sbcd_linear(&data, loss, &w, &mut duals, &mut sampler, &params);
+    let mut model = LinearModel::new(&data);
+    let mut solver = AgdSbcd::new(cfg, &model.labels()).unwrap();
+    solver.state.duals_n.lambda = vec![0.5; n_pos];
+    let (v_bar, _, _, _) = solver
+        .algorithm1(&mut model, &w.to_vec(), true, 200_000)
+        .unwrap();
     let gap = dist(&v_bar, &target);
     assert!(
         gap <= 0.05 * start_gap,
@@ -108,17 +112,17 @@ fn agd_sbcd_decreases_the_objective_and_raises_pauc_on_a_real_set() {
     let data = PairData::new(&t.x, &t.y, t.d).unwrap();
     // The paper's mu, gamma scales (1e3, 2e3) suit its CheXpert features; on standardized
     // tabular data 1 and 2 (same ratio) work.
-    let cfg = AgdConfig {
+    let cfg = AgdSbcdConfig {
         t_scale: 10,
         i: 20,
         j: 20,
         mu_scale: 1.0,
         gamma_scale: 2.0,
         c: 10.0,
-        ..AgdConfig::paper(0.05, 0.5, 12, 3)
+        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 3)
     };
     let w0 = vec![0.0; t.d];
-    let (w, hist) = agd_sbcd_linear(&data, &w0, &cfg).unwrap();
+    let (w, hist) = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(12)).unwrap();
     assert_eq!(hist.len(), 12);
     let (obj0, _) = data
         .objective_grad(&w0, cfg.loss, cfg.alpha, cfg.beta)
@@ -155,8 +159,14 @@ fn bad_inputs_are_errors() {
     assert!(RankRange::from_fpr(0.6, 0.5, 10).is_err());
     assert!(RankRange::from_fpr(0.0, 1.5, 10).is_err());
     let data = PairData::new(&x, &[1.0, -1.0, -1.0], 1).unwrap();
-    let cfg = AgdConfig::paper(0.5, 0.2, 2, 0);
-    assert!(agd_sbcd_linear(&data, &[0.0], &cfg).is_err());
+    let cfg = AgdSbcdConfig::paper_linear(0.5, 0.2, 0);
+    assert!(agd_sbcd_linear(&data, &[0.0], &cfg, Budget::Outer(2)).is_err());
+    let cfg = AgdSbcdConfig {
+        c: -1.0,
+        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 0)
+    };
+    let err = agd_sbcd_linear(&data, &[0.0], &cfg, Budget::Outer(2)).unwrap_err();
+    assert!(err.contains("c must be positive"), "{err}");
     assert!(
         data.objective_grad(&[f64::NAN], PairLoss::Logistic, 0.0, 1.0)
             .is_err()
@@ -180,7 +190,7 @@ fn baselines_run_and_improve_pauc_on_a_real_set() {
             alpha: 0.05,
             beta: 0.5,
             loss: PairLoss::Logistic,
-            outer: 8,
+            budget: Budget::Outer(8),
             t_scale: 10,
             c,
             prox_l: 1e-3,
@@ -300,14 +310,14 @@ fn exact_duals_solve_eq_19_and_activate_alpha_and_beta_of_the_pairs() {
     t.standardize();
     let data = PairData::new(&t.x, &t.y, t.d).unwrap();
     let w0: Vec<f64> = (0..t.d).map(|k| 0.3 * (k as f64 + 1.0).sin()).collect();
-    let cfg = AgdConfig {
+    let cfg = AgdSbcdConfig {
         t_scale: 1,
         mu_scale: 1.0,
         gamma_scale: 2.0,
         c: 1e-9,
-        ..AgdConfig::paper(0.05, 0.5, 1, 3)
+        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 3)
     };
-    let (_, hist) = agd_sbcd_linear(&data, &w0, &cfg).unwrap();
+    let (_, hist) = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(1)).unwrap();
     let d = hist[0].sbcd.unwrap();
     // One step of 100 x 100 sampled pairs at the exact duals: about 5% and 50% active.
     assert!((d.active_m - 0.05).abs() < 0.03, "{d:?}");
@@ -318,13 +328,74 @@ fn exact_duals_solve_eq_19_and_activate_alpha_and_beta_of_the_pairs() {
     let (_, hist) = agd_sbcd_linear(
         &data,
         &w0,
-        &AgdConfig {
+        &AgdSbcdConfig {
             dual_init: DualInit::Mean,
             common_blocks: true,
             ..cfg
         },
+        Budget::Outer(1),
     )
     .unwrap();
     let d = hist[0].sbcd.unwrap();
     assert_eq!(d.active_m, d.active_n, "{d:?}");
+}
+
+#[test]
+fn every_linear_solver_stops_at_an_equal_budget_of_passes() {
+    use rankrisk::pauc::baselines::{self, Baseline, BaselineConfig};
+    let mut t = load_builtin("phoneme").unwrap();
+    t.standardize();
+    let data = PairData::new(&t.x, &t.y, t.d).unwrap();
+    let n = (data.n_pos() + data.n_neg()) as f64;
+    let w0 = vec![0.0; t.d];
+    let budget = 4.0;
+    let (i, j) = (20, 20);
+    let step = (i + j) as f64 / n;
+    let cfg = AgdSbcdConfig {
+        t_scale: 10,
+        i,
+        j,
+        mu_scale: 1.0,
+        gamma_scale: 2.0,
+        c: 10.0,
+        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 3)
+    };
+    let (_, hist) = agd_sbcd_linear(&data, &w0, &cfg, Budget::Epochs(budget)).unwrap();
+    let used = hist.last().unwrap().epochs;
+    // Two calls per outer iteration: at most two steps' samples are left unused.
+    assert!(
+        used <= budget && used > budget - 2.0 * step,
+        "AGD-SBCD used {used}"
+    );
+    assert!(hist.windows(2).all(|p| p[1].epochs > p[0].epochs));
+    for (which, slack) in [
+        // A DCA iteration starts with a full pass (its deterministic subgradient).
+        (Baseline::Dca, 1.0 + step),
+        (Baseline::ProxDca, 1.0 + step),
+        (Baseline::MiniBatch, step),
+        (Baseline::Subgradient, 0.0),
+    ] {
+        let bc = BaselineConfig {
+            alpha: 0.05,
+            beta: 0.5,
+            loss: PairLoss::Logistic,
+            budget: Budget::Epochs(budget),
+            t_scale: 10,
+            c: if which == Baseline::Dca || which == Baseline::ProxDca {
+                10.0
+            } else {
+                0.5
+            },
+            prox_l: 1e-3,
+            i,
+            j,
+            seed: 3,
+        };
+        let (_, hist) = baselines::run(&data, &w0, which, &bc).unwrap();
+        let used = hist.last().unwrap().epochs;
+        assert!(
+            used <= budget + 1e-9 && used >= budget - slack - 1e-9,
+            "{which:?} used {used} of {budget}"
+        );
+    }
 }

@@ -181,21 +181,22 @@ fn bad_batches_are_errors() {
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
-    use rankrisk::train::sbcd::{DeepSbcd, DeepSbcdConfig};
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::sbcd::DeepSbcd;
     let y = [-1.0; 40];
     let s = [0.0; 40];
-    let err = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y, &s).unwrap_err();
+    let err = DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y, &s).unwrap_err();
     assert!(err.to_string().contains("0 positives"), "{err}");
     let mut y2 = [-1.0; 40];
     y2[..3].iter_mut().for_each(|v| *v = 1.0);
-    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y2, &s).is_err());
+    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y2, &s).is_err());
     let mut y3 = [-1.0; 40];
     y3[..20].iter_mut().for_each(|v| *v = 1.0);
-    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.5, 0.05, 0), &y3, &s).is_err());
+    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.5, 0.05, 0), &y3, &s).is_err());
     let mut bad = s;
     bad[0] = f64::NAN;
-    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y3, &bad).is_err());
-    assert!(DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 0), &y3, &s).is_ok());
+    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &bad).is_err());
+    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &s).is_ok());
     // A state saved for another training set is refused.
     let other = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, -1.0]).unwrap();
     assert!(admm.restore(other.state.clone()).is_err());
@@ -226,7 +227,8 @@ fn shirts() -> Option<(
 #[test]
 fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
-    use rankrisk::train::sbcd::{DeepSbcd, DeepSbcdConfig};
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::sbcd::DeepSbcd;
 
     let Some((task, batcher)) = shirts() else {
         return;
@@ -255,7 +257,8 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         };
         let s0 = score_all(&model);
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
-        let mut sbcd = DeepSbcd::new(DeepSbcdConfig::paper(0.05, 0.5, 3), &labels, &s0).unwrap();
+        let mut sbcd =
+            DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 3), &labels, &s0).unwrap();
         for _ in 0..2 {
             let (m, v_n, rec) = sbcd.outer_step(model, forward).unwrap();
             assert!(rec.sampled_loss.is_finite());
@@ -275,6 +278,110 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         let after = pauc(&score_all(&model), &labels, 0.05, 0.5).unwrap();
         eprintln!("{kind}: training pAUC[0.05, 0.5] {before:.4} -> {after:.4}");
         assert!(after > before + 0.2, "{kind}: {before} -> {after}");
+    }
+}
+
+/// One AGD-SBCD: the deep path (a Burn module through `BurnModel`: autodiff gradients, update
+/// (14) and the AGD step on the device) with the linear scorer runs the iterates of the linear
+/// solver (exact f64 arithmetic) on the same blocks.
+#[test]
+fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
+    use burn::tensor::{Tensor, TensorData};
+    use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig, Budget, LinearModel, agd_sbcd_linear};
+    use rankrisk::pauc::sbcd::PairData;
+    use rankrisk::train::sbcd::DeepSbcd;
+
+    let t = australian();
+    let data = PairData::new(&t.x, &t.y, t.d).unwrap();
+    let (n_pos, n_neg, d) = (data.n_pos(), data.n_neg(), t.d);
+    // Sample ids as the linear model numbers them: the positives, then the negatives.
+    let rows: Vec<f32> = data
+        .pos
+        .iter()
+        .chain(&data.neg)
+        .map(|&v| v as f32)
+        .collect();
+    let labels: Vec<f64> = (0..n_pos + n_neg)
+        .map(|i| if i < n_pos { 1.0 } else { -1.0 })
+        .collect();
+    let cfg = AgdSbcdConfig {
+        t_scale: 3,
+        i: 10,
+        j: 20,
+        c: 10.0,
+        mu_scale: 1.0,
+        gamma_scale: 2.0,
+        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 7)
+    };
+    let outer = 3;
+    for kind in kinds() {
+        let device: Device = autodiff_device(kind).unwrap();
+        device.seed(3);
+        let mut model = LinearScorerConfig::new(d).init(&device);
+        let w0 = weights_of(&model);
+        let forward = |m: &LinearScorer, ids: &[usize]| {
+            let x: Vec<f32> = ids
+                .iter()
+                .flat_map(|&i| rows[i * d..(i + 1) * d].iter().copied())
+                .collect();
+            let x = Tensor::<2>::from_data(TensorData::new(x, [ids.len(), d]), &device);
+            Ok::<_, TrainError>(m.forward(x))
+        };
+        let all: Vec<usize> = (0..n_pos + n_neg).collect();
+        let s0 = scores_to_cpu(forward(&model, &all).unwrap()).unwrap();
+        let mut deep = DeepSbcd::new(cfg, &labels, &s0).unwrap();
+        // The linear side, iteration by iteration, through the same core.
+        let mut lin = LinearModel::new(&data);
+        let mut core = AgdSbcd::new(cfg, &lin.labels()).unwrap();
+        core.init_duals(&lin.all_scores(&w0)).unwrap();
+        let mut w = w0.clone();
+        let close = |a: &[f64], b: &[f64], what: &str, k: usize| {
+            let scale = b.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            let gap = a
+                .iter()
+                .zip(b)
+                .fold(0.0_f64, |m, (x, y)| m.max((x - y).abs()));
+            assert!(
+                gap <= 1e-4 * scale,
+                "{kind}, iteration {k}, {what}: deep {a:?} vs linear {b:?} (gap {gap})"
+            );
+        };
+        for k in 1..=outer {
+            let (m, v_n, rec) = deep.outer_step(model, forward).unwrap();
+            model = m;
+            let step = core.outer_step(&mut lin, &w, usize::MAX).unwrap();
+            w = step.w;
+            assert_eq!(rec.steps, step.record.steps);
+            close(&weights_of(&model), &w, "w", k);
+            close(&weights_of(&v_n), &step.v_bar_n, "v_bar_n", k);
+            close(
+                &deep.state().duals_n.lambda,
+                &core.state.duals_n.lambda,
+                "lambda_n",
+                k,
+            );
+            close(
+                &deep.state().duals_m.lambda,
+                &core.state.duals_m.lambda,
+                "lambda_m",
+                k,
+            );
+            assert!(
+                (rec.diagnostics.active_n - step.record.diagnostics.active_n).abs() < 1e-3,
+                "{kind}: {:?} vs {:?}",
+                rec.diagnostics,
+                step.record.diagnostics
+            );
+        }
+        // And the public linear solver ends where both did.
+        let (w_lin, hist) = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(outer)).unwrap();
+        assert_eq!(hist.len(), outer);
+        close(&weights_of(&model), &w_lin, "final w", outer);
+        // The iterates moved: the comparison is not between two copies of w0.
+        assert!(
+            w.iter().zip(&w0).any(|(a, b)| (a - b).abs() > 1e-2),
+            "{w:?} vs {w0:?}"
+        );
     }
 }
 

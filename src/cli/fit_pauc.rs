@@ -8,9 +8,10 @@ use clap::Args;
 
 use crate::cli::fit_linear::{DataArgs, data_scores, load_parts};
 use crate::metrics::{pauc, roc_auc};
+use crate::pauc::agd::{AgdSbcdConfig, Budget, agd_sbcd_linear};
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
 use crate::pauc::objective::PairLoss;
-use crate::pauc::sbcd::{AgdConfig, AgdRecord, DualInit, PairData, agd_sbcd_linear};
+use crate::pauc::sbcd::{AgdRecord, DualInit, PairData};
 
 /// Arguments of `rankrisk fit-pauc`.
 #[derive(Debug, Clone, Args)]
@@ -27,9 +28,14 @@ pub struct FitPaucArgs {
     /// Solver: agd-sbcd, dca, prox-dca, mb (mini-batch, Kar et al.), subgrad.
     #[arg(long, default_value = "agd-sbcd")]
     pub solver: String,
-    /// Outer iterations K for agd-sbcd/dca/prox-dca, epochs for mb/subgrad.
+    /// Outer iterations K for agd-sbcd/dca/prox-dca, epochs for mb/subgrad (unless
+    /// --budget-epochs is given).
     #[arg(long, default_value_t = 15)]
     pub epochs: usize,
+    /// Budget in passes over the training set (sample visits / (N+ + N-)) for every solver,
+    /// instead of --epochs: methods then compare at an equal number of samples.
+    #[arg(long)]
+    pub budget_epochs: Option<f64>,
     /// Step constant c (eta, theta of Appendix E.2; eta0 for mb/subgrad).
     #[arg(long, default_value_t = 10.0)]
     pub c: f64,
@@ -125,13 +131,17 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let w0 = vec![0.0; train.d];
     let start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
+    let budget = match args.budget_epochs {
+        Some(e) if e.is_finite() && e > 0.0 => Budget::Epochs(e),
+        Some(e) => return Err(format!("--budget-epochs must be positive, got {e}")),
+        None => Budget::Outer(args.epochs),
+    };
     let (w, history) = match solver.as_str() {
         "agd-sbcd" | "agd" => {
-            let cfg = AgdConfig {
+            let cfg = AgdSbcdConfig {
                 alpha,
                 beta,
                 loss: args.surrogate,
-                outer: args.epochs,
                 t_scale: args.t_scale,
                 c: args.c,
                 mu_scale: args.mu_scale,
@@ -143,8 +153,9 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
                 dual_init: args.dual_init,
                 dual_refresh: args.dual_refresh,
                 common_blocks: args.common_blocks,
+                refresh_steps: 0,
             };
-            agd_sbcd_linear(&data, &w0, &cfg)?
+            agd_sbcd_linear(&data, &w0, &cfg, budget)?
         }
         "dca" | "prox-dca" | "mb" | "subgrad" => {
             let which = match solver.as_str() {
@@ -157,7 +168,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
                 alpha,
                 beta,
                 loss: args.surrogate,
-                outer: args.epochs,
+                budget,
                 t_scale: args.t_scale,
                 c: args.c,
                 prox_l: args.prox_l,

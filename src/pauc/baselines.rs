@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
+use crate::pauc::agd::Budget;
 use crate::pauc::objective::{PairLoss, RankRange, objective_and_score_grad};
 use crate::pauc::sbcd::{AgdRecord, DualState, PairData, PairSampler, block_step};
 
@@ -34,8 +35,11 @@ pub struct BaselineConfig {
     pub beta: f64,
     /// Pairwise surrogate.
     pub loss: PairLoss,
-    /// Outer iterations (DCA) or epochs (mini-batch, subgradient).
-    pub outer: usize,
+    /// How long to run: [`Budget::Outer`] counts outer iterations (DCA) or passes
+    /// (mini-batch, subgradient); [`Budget::Epochs`] stops every method when its sample visits
+    /// reach that many passes over the training set (a DCA iteration's deterministic
+    /// subgradient visits every sample once; its last inner loop is cut to fit).
+    pub budget: Budget,
     /// DCA: `T_k = t_scale (k+1)^2` (paper: C in {100, 200, 500}).
     pub t_scale: usize,
     /// Step constant: DCA `eta = c / ((k+1) N+ N-)`, `theta = c / ((k+1) N-)`; mini-batch and
@@ -114,8 +118,13 @@ pub fn run(
     let n_total = (n_pos + n_neg) as f64;
     let mut w = w0.to_vec();
     let start = Instant::now();
-    let mut history = Vec::with_capacity(cfg.outer);
+    let mut history = Vec::new();
     let mut samples = 0.0;
+    // Sample visits allowed in all (None: unbounded) and outer iterations or passes allowed.
+    let (max_samples, max_outer) = match cfg.budget {
+        Budget::Outer(k) => (f64::INFINITY, k),
+        Budget::Epochs(e) => ((e * n_total).floor(), usize::MAX),
+    };
     match which {
         Baseline::Dca | Baseline::ProxDca => {
             let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
@@ -131,11 +140,15 @@ pub fn run(
                 0.0
             };
             let mut g = vec![0.0; d];
-            for k in 0..cfg.outer {
+            for k in 0..max_outer {
+                let left = max_samples - samples - n_total;
+                if left < per_step {
+                    break;
+                }
                 let k1 = (k + 1) as f64;
                 let xi = top_subgradient(data, cfg.loss, &w, range.lo);
                 let w_k = w.clone();
-                let iters = cfg.t_scale * (k + 1) * (k + 1);
+                let iters = (cfg.t_scale * (k + 1) * (k + 1)).min((left / per_step) as usize);
                 let eta = cfg.c / (k1 * pairs);
                 let theta = cfg.c / (k1 * n_neg as f64);
                 for _ in 0..iters {
@@ -163,9 +176,14 @@ pub fn run(
             let mut rng = StdRng::seed_from_u64(cfg.seed);
             let (bi, bj) = (cfg.i.min(n_pos), cfg.j.min(n_neg));
             let steps_per_epoch = ((n_total / (bi + bj) as f64).ceil() as usize).max(1);
+            let per_step = (bi + bj) as f64;
+            let total_steps = match cfg.budget {
+                Budget::Outer(k) => k * steps_per_epoch,
+                Budget::Epochs(_) => (max_samples / per_step) as usize,
+            };
             let mut t = 0usize;
-            for epoch in 0..cfg.outer {
-                for _ in 0..steps_per_epoch {
+            for epoch in 0..total_steps.div_ceil(steps_per_epoch) {
+                for _ in 0..steps_per_epoch.min(total_steps - t) {
                     t += 1;
                     let pi = sample(&mut rng, n_pos, bi).into_vec();
                     let nj = sample(&mut rng, n_neg, bj).into_vec();
@@ -184,7 +202,11 @@ pub fn run(
             }
         }
         Baseline::Subgradient => {
-            for epoch in 0..cfg.outer {
+            let passes = match cfg.budget {
+                Budget::Outer(k) => k,
+                Budget::Epochs(e) => e.floor() as usize,
+            };
+            for epoch in 0..passes {
                 let (_, g) = data.objective_grad(&w, cfg.loss, cfg.alpha, cfg.beta)?;
                 let step = cfg.c / ((epoch + 1) as f64).sqrt();
                 for (wk, gk) in w.iter_mut().zip(&g) {

@@ -1,11 +1,10 @@
-//! AGD-SBCD of papers/partial-auc-fpr-range-agd-sbcd.txt (Algorithms 1 and 2) for linear models.
-//!
-//! The pieces that do not depend on the model are separate so that a Burn version reuses them
-//! unchanged: [`DualState`] (the per-positive `lambda_i` and their running mean), [`PairSampler`]
-//! (the `I` positives and `J` negatives of one step) and [`block_step`] (indicators
-//! `1(s_ij > lambda_i)`, the per-sample score gradients of `G_v` and the `lambda` update (15)).
-//! A model only has to turn score gradients into a parameter gradient (here `sum c_k x_k`; for
-//! a Burn module, the surrogate bridge) and apply the closed-form update (14).
+//! The pieces of AGD-SBCD (papers/partial-auc-fpr-range-agd-sbcd.txt, Algorithms 1-2) that
+//! work on scores, not on a model: [`DualState`] (the per-positive `lambda_i` and their running
+//! mean), the dual starts ([`exact_duals`], eq. (19)), [`block_step`] (the indicators
+//! `1(s_ij > lambda_i)`, the score coefficients of `G_v` and the `lambda` update (15)),
+//! [`prox_update`] (update (14) for a vector), the linear problem's data ([`PairData`]) and the
+//! histories and diagnostics. The iterations themselves live once in [`crate::pauc::agd`];
+//! [`PairSampler`] draws the blocks of the DCA baselines (Algorithm 4).
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -57,7 +56,7 @@ impl DualState {
 }
 
 /// How the duals `lambda_i` of both levels start (and restart, with
-/// [`AgdConfig::dual_refresh`]).
+/// [`crate::pauc::agd::AgdSbcdConfig::dual_refresh`]).
 #[derive(
     Debug,
     Clone,
@@ -414,135 +413,6 @@ impl PairData {
     }
 }
 
-/// Step sizes and length of one SBCD call.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct SbcdParams {
-    /// Iterations `T`.
-    pub iters: usize,
-    /// `eta_t` (constant within a call, as in Appendix E.2).
-    pub eta: f64,
-    /// `theta_t`.
-    pub theta: f64,
-    /// Smoothing `mu`.
-    pub mu: f64,
-    /// Level `l` (m or n of the rank range; may be fractional).
-    pub level: f64,
-}
-
-/// Algorithm 1 for a linear model: approximately `prox_{mu f^l}(w)`; returns the average
-/// `v_bar` over the T iterates (including `v^(0) = w`) and what the call did, and leaves the
-/// averaged duals in `duals.average()`.
-pub fn sbcd_linear(
-    data: &PairData,
-    loss: PairLoss,
-    w: &[f64],
-    duals: &mut DualState,
-    sampler: &mut PairSampler,
-    p: &SbcdParams,
-) -> (Vec<f64>, CallStats) {
-    let d = data.d;
-    let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
-    let mut v = w.to_vec();
-    let mut v_sum = vec![0.0; d];
-    let mut g = vec![0.0; d];
-    let mut stats = CallStats {
-        eta: p.eta,
-        theta: p.theta,
-        ..CallStats::default()
-    };
-    duals.reset_average();
-    for _ in 0..p.iters {
-        for (s, &vk) in v_sum.iter_mut().zip(&v) {
-            *s += vk;
-        }
-        duals.accumulate();
-        let (pi, nj) = sampler.draw(n_pos, n_neg);
-        let (sp, sn) = data.sampled_scores(&pi, &nj, &v);
-        let grads = block_step(loss, &sp, &sn, &pi, duals, p.level, p.theta, n_pos, n_neg);
-        stats.record(grads.active, sp.len() * sn.len());
-        g.iter_mut().for_each(|x| *x = 0.0);
-        data.add_rows(&mut g, &pi, &grads.pos, &nj, &grads.neg);
-        prox_update(&mut v, w, &g, p.eta, p.mu);
-    }
-    if p.iters == 0 {
-        return (v, stats);
-    }
-    let t = p.iters as f64;
-    (v_sum.iter().map(|s| s / t).collect(), stats)
-}
-
-/// Settings of AGD-SBCD (Algorithm 2 with the schedules of Appendix E.2).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct AgdConfig {
-    /// FPR range start alpha.
-    pub alpha: f64,
-    /// FPR range end beta.
-    pub beta: f64,
-    /// Pairwise surrogate.
-    pub loss: PairLoss,
-    /// Outer iterations K.
-    pub outer: usize,
-    /// `T_k = c_t (k + 1)^2` (paper: 50).
-    pub t_scale: usize,
-    /// `eta_t = c / ((k+1) N+ N-)`, `theta_t = c / ((k+1) N-)` (paper: c in {0.1, 1, 5, 10, 20, 30}).
-    pub c: f64,
-    /// `mu = mu_scale / (N+ N-)` (paper: 1e2 or 1e3).
-    pub mu_scale: f64,
-    /// `gamma = gamma_scale / (N+ N-)` (paper: 2e3 or 5e3).
-    pub gamma_scale: f64,
-    /// Positives per step I (paper: 100).
-    pub i: usize,
-    /// Negatives per step J (paper: 100).
-    pub j: usize,
-    /// Seed of the sampler.
-    pub seed: u64,
-    /// `theta_t = c_dual / ((k+1) N-)` when set; `None` uses `c` as Algorithm 2's schedule
-    /// (Appendix E.2) does. A separate constant is our option, not the paper's.
-    pub c_dual: Option<f64>,
-    /// How the duals start ([`DualInit::Exact`]: eq. (19) at `w^(0)`).
-    pub dual_init: DualInit,
-    /// Re-set both levels' duals to eq. (19) at `w^(k)` before every outer iteration (one
-    /// scoring pass of the training set each time). Not in Algorithm 2, which carries
-    /// `lambda_bar^(k)` over; ours, off by default.
-    pub dual_refresh: bool,
-    /// The m- and n-calls of an outer iteration draw the same blocks (common random numbers),
-    /// so that `v_bar_m - v_bar_n` is not the difference of two independent noisy
-    /// trajectories. Algorithm 2 samples each call independently; ours, off by default.
-    pub common_blocks: bool,
-}
-
-impl AgdConfig {
-    /// Appendix E.2's settings (c = 1, mu = 1e3/(N+N-), gamma = 2e3/(N+N-), T_k = 50 (k+1)^2,
-    /// I = J = 100) for the FPR range `[alpha, beta]`. These scales suit the paper's CheXpert
-    /// features; on standardized tabular data they overshoot, and mu = 1/(N+N-),
-    /// gamma = 2/(N+N-), c = 10 (same gamma/mu ratio) decrease the objective steadily
-    /// (measured on phoneme).
-    pub fn paper(alpha: f64, beta: f64, outer: usize, seed: u64) -> Self {
-        AgdConfig {
-            alpha,
-            beta,
-            loss: PairLoss::Logistic,
-            outer,
-            t_scale: 50,
-            c: 1.0,
-            mu_scale: 1e3,
-            gamma_scale: 2e3,
-            i: 100,
-            j: 100,
-            seed,
-            c_dual: None,
-            dual_init: DualInit::Exact,
-            dual_refresh: false,
-            common_blocks: false,
-        }
-    }
-
-    /// The dual step constant in use (`c_dual`, else `c`).
-    pub fn dual_constant(&self) -> f64 {
-        self.c_dual.unwrap_or(self.c)
-    }
-}
-
 /// One row of the AGD history.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct AgdRecord {
@@ -603,97 +473,4 @@ impl OuterDiagnostics {
             gamma_over_mu,
         }
     }
-}
-
-/// Algorithm 2 (AGD) with SBCD inner solves for a linear model from `w0`; returns the final `w`
-/// and the history. (The theory outputs `v_bar_n` at a random iteration; the final iterate is
-/// what one uses in practice and what the history describes.)
-///
-/// # Errors
-/// A message for a bad FPR range or a degenerate objective.
-pub fn agd_sbcd_linear(
-    data: &PairData,
-    w0: &[f64],
-    cfg: &AgdConfig,
-) -> Result<(Vec<f64>, Vec<AgdRecord>), String> {
-    let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
-    let pairs = n_pos as f64 * n_neg as f64;
-    let range = crate::pauc::objective::RankRange::from_fpr(cfg.alpha, cfg.beta, n_neg)?;
-    let mu = cfg.mu_scale / pairs;
-    let gamma = cfg.gamma_scale / pairs;
-    let mut w = w0.to_vec();
-    let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
-    let (sp, sn) = data.scores(&w);
-    let (lambda_m, lambda_n) = start_duals(cfg.dual_init, cfg.loss, &sp, &sn, (range.lo, range.hi));
-    let mut duals_m = DualState::new(n_pos, 0.0);
-    let mut duals_n = DualState::new(n_pos, 0.0);
-    (duals_m.lambda, duals_n.lambda) = (lambda_m, lambda_n);
-    let per_step = (sampler.i.min(n_pos) + sampler.j.min(n_neg)) as f64;
-    let n_total = (n_pos + n_neg) as f64;
-    let mut samples = 0.0;
-    let start = std::time::Instant::now();
-    let mut history = Vec::with_capacity(cfg.outer);
-    for k in 0..cfg.outer {
-        if cfg.dual_refresh && k > 0 {
-            let (sp, sn) = data.scores(&w);
-            (duals_m.lambda, duals_n.lambda) =
-                start_duals(DualInit::Exact, cfg.loss, &sp, &sn, (range.lo, range.hi));
-        }
-        let k1 = (k + 1) as f64;
-        let iters = cfg.t_scale * (k + 1) * (k + 1);
-        let base = SbcdParams {
-            iters,
-            eta: cfg.c / (k1 * pairs),
-            theta: cfg.dual_constant() / (k1 * n_neg as f64),
-            mu,
-            level: range.lo,
-        };
-        let blocks = sampler.clone();
-        let (v_m, stats_m) = if range.lo > 0.0 {
-            let (v, stats) = sbcd_linear(data, cfg.loss, &w, &mut duals_m, &mut sampler, &base);
-            duals_m.lambda = duals_m.average();
-            (v, Some(stats))
-        } else {
-            // f^0 = 0: its prox is w itself.
-            (w.clone(), None)
-        };
-        if cfg.common_blocks {
-            // The n-call draws the blocks the m-call drew; the sampler then moves on from
-            // where the n-call leaves it.
-            sampler = blocks;
-        }
-        let (v_n, stats_n) = sbcd_linear(
-            data,
-            cfg.loss,
-            &w,
-            &mut duals_n,
-            &mut sampler,
-            &SbcdParams {
-                level: range.hi,
-                ..base
-            },
-        );
-        duals_n.lambda = duals_n.average();
-        for ((wk, a), b) in w.iter_mut().zip(&v_m).zip(&v_n) {
-            *wk -= gamma / mu * (a - b);
-        }
-        let calls = if range.lo > 0.0 { 2.0 } else { 1.0 };
-        samples += calls * iters as f64 * per_step;
-        let (objective, pauc) = data.evaluate(&w, cfg.loss, cfg.alpha, cfg.beta)?;
-        history.push(AgdRecord {
-            iter: k + 1,
-            epochs: samples / n_total,
-            objective,
-            pauc,
-            seconds: start.elapsed().as_secs_f64(),
-            sbcd: Some(OuterDiagnostics::new(
-                stats_m,
-                stats_n,
-                &duals_m,
-                &duals_n,
-                gamma / mu,
-            )),
-        });
-    }
-    Ok((w, history))
 }

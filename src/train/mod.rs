@@ -40,4 +40,4 @@ pub mod tasks;
 pub use baselines::{AucM, MiniBatchPauc};
 pub use objective::{BatchGradient, Erm, Objective, TrainError};
 pub use rank_admm::{DeepAdmm, DeepAdmmConfig};
-pub use sbcd::{DeepSbcd, DeepSbcdConfig};
+pub use sbcd::{BurnModel, DeepSbcd};

@@ -44,6 +44,12 @@ pub enum TrainError {
     /// The objective cannot be built from these settings or this data.
     #[error("{0}")]
     Settings(String),
+    /// AGD-SBCD's settings, duals or scores.
+    #[error(transparent)]
+    Sbcd(#[from] crate::pauc::agd::SbcdError),
+    /// Scores could not be read back or a gradient could not be attached.
+    #[error(transparent)]
+    Bridge(#[from] crate::bridge::BridgeError),
 }
 
 /// What an objective returns for a batch.

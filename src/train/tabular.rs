@@ -13,7 +13,8 @@ use crate::admm::{AdmmConfig, LinearData};
 use crate::loss::Loss;
 use crate::metrics::accuracy;
 use crate::metrics::auc::{auc, pauc};
-use crate::pauc::sbcd::{AgdConfig, PairData, agd_sbcd_linear};
+use crate::pauc::agd::{AgdSbcdConfig, Budget, agd_sbcd_linear};
+use crate::pauc::sbcd::PairData;
 use crate::regularizer::Regularizer;
 use crate::train::image::RunError;
 use crate::train::report::ResultRow;
@@ -99,12 +100,13 @@ pub fn run_tabular(args: &TabularArgs) -> Result<Vec<ResultRow>, RunError> {
             fitted.push((label, res.w, t.elapsed().as_secs_f64()));
         }
         let pairs = PairData::new(&train.x, &train.y, train.d).map_err(|e| bad(e.to_string()))?;
-        // The settings measured for standardized tabular features (see AgdConfig::paper).
-        let mut agd = AgdConfig::paper(args.alpha, args.beta, args.outer, args.seed);
+        // The settings measured for standardized tabular features (see
+        // AgdSbcdConfig::paper_linear).
+        let mut agd = AgdSbcdConfig::paper_linear(args.alpha, args.beta, args.seed);
         (agd.c, agd.mu_scale, agd.gamma_scale) = (10.0, 1.0, 2.0);
         let t = Instant::now();
-        let (w, _) =
-            agd_sbcd_linear(&pairs, &vec![0.0; train.d], &agd).map_err(|e| bad(e.to_string()))?;
+        let (w, _) = agd_sbcd_linear(&pairs, &vec![0.0; train.d], &agd, Budget::Outer(args.outer))
+            .map_err(|e| bad(e.to_string()))?;
         fitted.push(("AGD-SBCD".into(), w, t.elapsed().as_secs_f64()));
         for (method, w, seconds) in fitted {
             let s = scores(&test.x, test.d, &w);

@@ -1,0 +1,722 @@
+//! AGD-SBCD (papers/partial-auc-fpr-range-agd-sbcd.txt, Algorithms 1-2) once, for any model.
+//!
+//! [`AgdSbcd`] holds everything that does not depend on the model: the settings
+//! ([`AgdSbcdConfig`], with the presets [`AgdSbcdConfig::paper_linear`] and
+//! [`AgdSbcdConfig::paper_deep`]), the per-positive duals of both levels, the block sampler and
+//! the schedules of Appendix E.2 (`T_k = t_scale (k+1)^2`, `eta = c / ((k+1) N+ N-)`,
+//! `theta = c / ((k+1) N-)`, `mu = mu_scale / (N+ N-)`, `gamma = gamma_scale / (N+ N-)`).
+//! A model enters through [`SbcdModel`]: it scores a block at a point `v`, applies update (14)
+//! given the score coefficients of `G_v` (step 5), and forms linear combinations of points
+//! (the average `v_bar` of step 10 and the AGD step of Algorithm 2, line 5). The linear model
+//! ([`LinearModel`], [`agd_sbcd_linear`]) and a Burn module (`train::sbcd`) are the two
+//! implementations; both run these same iterations.
+//!
+//! What is ours and not Algorithm 2's (each a field of [`AgdSbcdConfig`], documented there):
+//! the exact dual start (on by default), `dual_refresh`, `common_blocks`, `c_dual`, and, for
+//! models with buffers, `refresh_steps`.
+
+use rankrisk_datasets::sampler::BlockSampler;
+use serde::{Deserialize, Serialize};
+
+use crate::pauc::objective::{PairLoss, RankRange};
+use crate::pauc::sbcd::{
+    AgdRecord, CallStats, DualInit, DualState, OuterDiagnostics, PairData, block_step, prox_update,
+    start_duals,
+};
+
+/// Why AGD-SBCD cannot start or go on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SbcdError {
+    /// The FPR range is not `0 <= alpha < beta <= 1`, or a class is empty.
+    #[error("{0}")]
+    Range(String),
+    /// A step-size constant, scale or length is not positive.
+    #[error("{name} must be positive, got {value}")]
+    NotPositive {
+        /// The setting.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// The blocks do not fit the classes.
+    #[error("{0}")]
+    Blocks(String),
+    /// Scores for the dual start: wrong count or a non-finite value.
+    #[error("{got} scores for {want} training samples, all finite")]
+    Scores {
+        /// Scores given.
+        got: usize,
+        /// Training samples.
+        want: usize,
+    },
+    /// A block's score is NaN or infinite: the model diverged.
+    #[error("SBCD step {step}: score {value} is not finite (the model diverged)")]
+    NonFinite {
+        /// The sampler's step.
+        step: u64,
+        /// The score.
+        value: f64,
+    },
+    /// A saved state holds duals for another number of positives.
+    #[error("saved SBCD state holds {saved} duals, this training set has {positives} positives")]
+    State {
+        /// Duals in the saved state.
+        saved: usize,
+        /// Positives of this training set.
+        positives: usize,
+    },
+}
+
+/// Settings of AGD-SBCD, for linear and deep models alike.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AgdSbcdConfig {
+    /// FPR range start alpha (level `m = alpha N-`).
+    pub alpha: f64,
+    /// FPR range end beta (level `n = beta N-`).
+    pub beta: f64,
+    /// Pairwise surrogate `l`.
+    pub loss: PairLoss,
+    /// `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
+    pub t_scale: usize,
+    /// Step constant c: `eta = c / ((k+1) N+ N-)` (and `theta` unless `c_dual` is set).
+    pub c: f64,
+    /// `theta = c_dual / ((k+1) N-)` when set; None uses `c` as Appendix E.2 does. Ours.
+    pub c_dual: Option<f64>,
+    /// `mu = mu_scale / (N+ N-)`.
+    pub mu_scale: f64,
+    /// `gamma = gamma_scale / (N+ N-)`.
+    pub gamma_scale: f64,
+    /// Positives per step I.
+    pub i: usize,
+    /// Negatives per step J.
+    pub j: usize,
+    /// Seed of the block sampler.
+    pub seed: u64,
+    /// How the duals start ([`DualInit::Exact`]: eq. (19) at `w^(0)`, so that alpha and beta
+    /// of the pairs are active from the first step; Algorithm 2 leaves the start open).
+    pub dual_init: DualInit,
+    /// Re-set both levels' duals to eq. (19) at `w^(k)` before every outer iteration (one
+    /// scoring pass each). Ours; Algorithm 2 carries `lambda_bar^(k)` over.
+    pub dual_refresh: bool,
+    /// The m- and n-calls of an outer iteration draw the same blocks (common random
+    /// numbers). Ours; Algorithm 2 samples each call independently.
+    pub common_blocks: bool,
+    /// For models with buffers (batch-norm running statistics): training-mode forward passes
+    /// over sampled blocks that re-estimate them for each new point (ours: no model's
+    /// statistics fit a combination of three models' parameters). Ignored by linear models.
+    pub refresh_steps: usize,
+}
+
+impl AgdSbcdConfig {
+    /// Appendix E.2 (linear model on CheXpert features): I = J = 100, `T_k = 50 (k+1)^2`,
+    /// c = 1, `mu = 1e3 / (N+ N-)`, `gamma = 2e3 / (N+ N-)`, logistic loss. These scales suit
+    /// the paper's 1,024 CheXpert features; on standardized tabular data they overshoot, and
+    /// `mu_scale = 1`, `gamma_scale = 2`, c = 10 (same ratio) decrease the objective steadily
+    /// (measured on phoneme; `rankrisk train`'s tabular task uses them).
+    pub fn paper_linear(alpha: f64, beta: f64, seed: u64) -> Self {
+        AgdSbcdConfig {
+            alpha,
+            beta,
+            loss: PairLoss::Logistic,
+            t_scale: 50,
+            c: 1.0,
+            c_dual: None,
+            mu_scale: 1e3,
+            gamma_scale: 2e3,
+            i: 100,
+            j: 100,
+            seed,
+            dual_init: DualInit::Exact,
+            dual_refresh: false,
+            common_blocks: false,
+            refresh_steps: 0,
+        }
+    }
+
+    /// Section 6.1 (deep models): mini-batches of 32 (I = J = 16), `T_k = 50 (k+1)^2`,
+    /// `mu = 1e3 / (N+ N-)`, `gamma = 1e3 / (N+ N-)` (tuned in {0.1, 1, 2} x 1e3), c = 0.1
+    /// (tuned in 1e-5..1), 30 batch-norm refresh passes. On Fashion-MNIST shirts-vs-rest with
+    /// an MLP, c = 1 diverges within two outer iterations while c = 0.1 lifts the training
+    /// pAUC[0.05, 0.5] from 0.35 to 0.88; the image run driver sets its own measured c.
+    pub fn paper_deep(alpha: f64, beta: f64, seed: u64) -> Self {
+        AgdSbcdConfig {
+            t_scale: 50,
+            c: 0.1,
+            mu_scale: 1e3,
+            gamma_scale: 1e3,
+            i: 16,
+            j: 16,
+            refresh_steps: 30,
+            ..Self::paper_linear(alpha, beta, seed)
+        }
+    }
+
+    /// The dual step constant in use (`c_dual`, else `c`).
+    pub fn dual_constant(&self) -> f64 {
+        self.c_dual.unwrap_or(self.c)
+    }
+
+    /// Check the settings for a training set with `n_neg` negatives; returns the rank range
+    /// `[m, n]`.
+    ///
+    /// # Errors
+    /// [`SbcdError::Range`] for a bad FPR range, [`SbcdError::NotPositive`] for a
+    /// non-positive constant, scale, length or block size.
+    pub fn validate(&self, n_neg: usize) -> Result<RankRange, SbcdError> {
+        let range = RankRange::from_fpr(self.alpha, self.beta, n_neg).map_err(SbcdError::Range)?;
+        for (name, value) in [
+            ("c", self.c),
+            ("c_dual", self.dual_constant()),
+            ("mu_scale", self.mu_scale),
+            ("gamma_scale", self.gamma_scale),
+            ("t_scale", self.t_scale as f64),
+            ("i", self.i as f64),
+            ("j", self.j as f64),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(SbcdError::NotPositive { name, value });
+            }
+        }
+        Ok(range)
+    }
+}
+
+/// The CPU state of AGD-SBCD (what a checkpoint must hold besides the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SbcdState {
+    /// Duals of the level-m problem, one per positive.
+    pub duals_m: DualState,
+    /// Duals of the level-n problem.
+    pub duals_n: DualState,
+    /// Outer iterations done.
+    pub k: usize,
+    /// Position of the block sampler.
+    pub sampler_step: u64,
+}
+
+/// What an outer iteration reports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SbcdRecord {
+    /// Outer iteration (1-based).
+    pub k: usize,
+    /// SBCD steps run in this iteration (both levels).
+    pub steps: usize,
+    /// Mean over the steps of the sampled block's objective estimate of the level-n problem.
+    pub sampled_loss: f64,
+    /// Seconds spent in the CPU part (indicators, coefficients, dual updates).
+    pub cpu_seconds: f64,
+    /// Active shares, dual gap and step sizes of this iteration.
+    pub diagnostics: OuterDiagnostics,
+}
+
+/// A model as AGD-SBCD sees it: points `v` (its parameters), scores of sample ids at a point,
+/// update (14) and linear combinations of points.
+pub trait SbcdModel {
+    /// A point of the parameter space (the model's parameters).
+    type Point: Clone;
+    /// The model's error; it must carry the solver's.
+    type Error: From<SbcdError>;
+
+    /// Scores of the samples `ids` (training-set ids) at `v`, in that order. A model that
+    /// needs the forward pass for the gradient keeps it for the next
+    /// [`SbcdModel::prox_step`].
+    ///
+    /// # Errors
+    /// The model's own (e.g. an unreadable input).
+    fn scores(&mut self, v: &Self::Point, ids: &[usize]) -> Result<Vec<f64>, Self::Error>;
+
+    /// Update (14) after the last [`SbcdModel::scores`] call at `v`:
+    /// `v <- (v/eta + w/mu - G) / (1/eta + 1/mu)` with `G = sum_k coef[k] grad s_{ids[k]}(v)`.
+    ///
+    /// # Errors
+    /// The model's own (e.g. a failed backward pass).
+    fn prox_step(
+        &mut self,
+        v: Self::Point,
+        w: &Self::Point,
+        coef: &[f64],
+        eta: f64,
+        mu: f64,
+    ) -> Result<Self::Point, Self::Error>;
+
+    /// `sum_k a_k p_k` over the trainable parameters (`terms` is not empty); anything else a
+    /// point holds (buffers) comes from the first term.
+    fn combine(&self, terms: &[(f64, &Self::Point)]) -> Self::Point;
+}
+
+/// Both candidates of an outer iteration and its record.
+#[derive(Debug, Clone)]
+pub struct OuterStep<P> {
+    /// `w^(k+1) = w^(k) - gamma/mu (v_bar_m - v_bar_n)` (Algorithm 2, line 5).
+    pub w: P,
+    /// `v_bar_n^(k)`, the output of Algorithm 2 when `k` is the sampled iteration.
+    pub v_bar_n: P,
+    /// What the iteration did.
+    pub record: SbcdRecord,
+}
+
+/// AGD-SBCD's model-free state and iterations (Algorithms 1-2).
+#[derive(Debug, Clone)]
+pub struct AgdSbcd {
+    cfg: AgdSbcdConfig,
+    range: RankRange,
+    n_pos: usize,
+    n_neg: usize,
+    /// Position of each sample among the positives (None for negatives).
+    pos_index: Vec<Option<usize>>,
+    sampler: BlockSampler,
+    /// The resumable state.
+    pub state: SbcdState,
+}
+
+impl AgdSbcd {
+    /// The solver for a training set with these labels (`positive[id]`); the duals are zero
+    /// until [`AgdSbcd::init_duals`] sets them from the initial model's scores.
+    ///
+    /// # Errors
+    /// [`SbcdError`] for bad settings, one class only or blocks larger than a class.
+    pub fn new(cfg: AgdSbcdConfig, positive: &[bool]) -> Result<Self, SbcdError> {
+        let n_pos = positive.iter().filter(|&&p| p).count();
+        let n_neg = positive.len() - n_pos;
+        if n_pos == 0 {
+            return Err(SbcdError::Range(format!(
+                "{n_pos} positives and {n_neg} negatives: the pAUC needs both classes"
+            )));
+        }
+        let range = cfg.validate(n_neg)?;
+        let sampler = BlockSampler::new(positive, cfg.i, cfg.j, cfg.seed)
+            .map_err(|e| SbcdError::Blocks(e.to_string()))?;
+        let mut next = 0;
+        let pos_index = positive
+            .iter()
+            .map(|&p| {
+                p.then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        Ok(AgdSbcd {
+            cfg,
+            range,
+            n_pos,
+            n_neg,
+            pos_index,
+            sampler,
+            state: SbcdState {
+                duals_m: DualState::new(n_pos, 0.0),
+                duals_n: DualState::new(n_pos, 0.0),
+                k: 0,
+                sampler_step: 0,
+            },
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AgdSbcdConfig {
+        &self.cfg
+    }
+
+    /// Set both levels' duals from a model's scores (one per training sample, id order) as
+    /// [`AgdSbcdConfig::dual_init`] says.
+    ///
+    /// # Errors
+    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
+    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+        self.set_duals(self.cfg.dual_init, scores)
+    }
+
+    /// Set both levels' duals to eq. (19) at the model that gave `scores` (see
+    /// [`crate::pauc::sbcd::exact_duals`]).
+    ///
+    /// # Errors
+    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
+    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+        self.set_duals(DualInit::Exact, scores)
+    }
+
+    fn set_duals(&mut self, init: DualInit, scores: &[f64]) -> Result<(), SbcdError> {
+        if scores.len() != self.pos_index.len() || scores.iter().any(|s| !s.is_finite()) {
+            return Err(SbcdError::Scores {
+                got: scores.len(),
+                want: self.pos_index.len(),
+            });
+        }
+        let (mut sp, mut sn) = (Vec::with_capacity(self.n_pos), Vec::new());
+        for (s, p) in scores.iter().zip(&self.pos_index) {
+            if p.is_some() {
+                sp.push(*s)
+            } else {
+                sn.push(*s)
+            }
+        }
+        let range = (self.range.lo, self.range.hi);
+        (self.state.duals_m.lambda, self.state.duals_n.lambda) =
+            start_duals(init, self.cfg.loss, &sp, &sn, range);
+        Ok(())
+    }
+
+    /// Calls of Algorithm 1 per outer iteration: 2 (levels m and n), or 1 when the FPR range
+    /// starts at 0 (m = 0, whose prox is `w` itself).
+    pub fn calls(&self) -> usize {
+        if self.range.lo > 0.0 { 2 } else { 1 }
+    }
+
+    /// Samples one SBCD step visits (I + J).
+    pub fn samples_per_step(&self) -> usize {
+        self.cfg.i + self.cfg.j
+    }
+
+    /// The ids of the next block (positives, then negatives), for passes that re-estimate a
+    /// model's buffers.
+    pub fn next_block(&mut self) -> Vec<usize> {
+        let (pos, neg) = self.sampler.next_block();
+        self.state.sampler_step = self.sampler.step;
+        pos.into_iter().chain(neg).collect()
+    }
+
+    /// Restore a saved state.
+    ///
+    /// # Errors
+    /// [`SbcdError::State`] when it holds duals for another number of positives.
+    pub fn restore(&mut self, state: SbcdState) -> Result<(), SbcdError> {
+        for saved in [state.duals_m.lambda.len(), state.duals_n.lambda.len()] {
+            if saved != self.n_pos {
+                return Err(SbcdError::State {
+                    saved,
+                    positives: self.n_pos,
+                });
+            }
+        }
+        self.sampler.step = state.sampler_step;
+        self.state = state;
+        Ok(())
+    }
+
+    /// Algorithm 1 from `w` for the level m (`upper = false`) or n, `iters` steps: returns
+    /// `v_bar` (the mean of the iterates `v^(0) = w, ..., v^(T-1)`), the mean sampled level-l
+    /// loss, the CPU seconds and what the call did; the duals' average is left in the state.
+    ///
+    /// # Errors
+    /// The model's error, or [`SbcdError::NonFinite`] for a non-finite score.
+    pub fn algorithm1<S: SbcdModel>(
+        &mut self,
+        model: &mut S,
+        w: &S::Point,
+        upper: bool,
+        iters: usize,
+    ) -> Result<(S::Point, f64, f64, CallStats), S::Error> {
+        let k1 = (self.state.k + 1) as f64;
+        let pairs = self.n_pos as f64 * self.n_neg as f64;
+        let eta = self.cfg.c / (k1 * pairs);
+        let theta = self.cfg.dual_constant() / (k1 * self.n_neg as f64);
+        let mu = self.cfg.mu_scale / pairs;
+        let level = if upper { self.range.hi } else { self.range.lo };
+        let mut stats = CallStats {
+            eta,
+            theta,
+            ..CallStats::default()
+        };
+        let duals = if upper {
+            &mut self.state.duals_n
+        } else {
+            &mut self.state.duals_m
+        };
+        duals.reset_average();
+        let mut v = w.clone();
+        let mut v_sum: Option<S::Point> = None;
+        let (mut loss_sum, mut cpu) = (0.0, 0.0);
+        for _ in 0..iters {
+            v_sum = Some(match v_sum {
+                None => v.clone(),
+                Some(s) => model.combine(&[(1.0, &s), (1.0, &v)]),
+            });
+            duals.accumulate();
+            let (pos, neg) = self.sampler.next_block();
+            let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
+            let scores = model.scores(&v, &ids)?;
+            if let Some(&bad) = scores.iter().find(|s| !s.is_finite()) {
+                return Err(SbcdError::NonFinite {
+                    step: self.sampler.step,
+                    value: bad,
+                }
+                .into());
+            }
+            let t_cpu = std::time::Instant::now();
+            let (sp, sn) = scores.split_at(pos.len());
+            let pos_idx: Vec<usize> = pos
+                .iter()
+                .map(|&i| self.pos_index[i].expect("the sampler draws positives"))
+                .collect();
+            let grads = block_step(
+                self.cfg.loss,
+                sp,
+                sn,
+                &pos_idx,
+                duals,
+                level,
+                theta,
+                self.n_pos,
+                self.n_neg,
+            );
+            stats.record(grads.active, sp.len() * sn.len());
+            loss_sum += sp
+                .iter()
+                .flat_map(|a| sn.iter().map(move |b| a - b))
+                .map(|t| self.cfg.loss.value(t))
+                .sum::<f64>()
+                / (sp.len() * sn.len()) as f64;
+            let coef: Vec<f64> = grads.pos.iter().chain(&grads.neg).copied().collect();
+            cpu += t_cpu.elapsed().as_secs_f64();
+            v = model.prox_step(v, w, &coef, eta, mu)?;
+        }
+        self.state.sampler_step = self.sampler.step;
+        let v_bar = match v_sum {
+            Some(s) => model.combine(&[(1.0 / iters as f64, &s)]),
+            None => v,
+        };
+        Ok((v_bar, loss_sum / iters.max(1) as f64, cpu, stats))
+    }
+
+    /// One outer iteration of Algorithm 2 from `w` with at most `budget` SBCD steps in all:
+    /// when `T_k` per call does not fit, each call runs `budget / calls` steps (at least
+    /// one), so that methods compare at an equal number of samples.
+    ///
+    /// # Errors
+    /// As [`AgdSbcd::algorithm1`].
+    pub fn outer_step<S: SbcdModel>(
+        &mut self,
+        model: &mut S,
+        w: &S::Point,
+        budget: usize,
+    ) -> Result<OuterStep<S::Point>, S::Error> {
+        let calls = self.calls();
+        let k1 = self.state.k + 1;
+        let iters = (self.cfg.t_scale * k1 * k1).min((budget / calls).max(1));
+        let ratio = self.cfg.gamma_scale / self.cfg.mu_scale;
+        let first_block = self.sampler.step;
+        let mut cpu = 0.0;
+        let (v_m, stats_m) = if calls == 2 {
+            let (v, _, c, stats) = self.algorithm1(model, w, false, iters)?;
+            cpu += c;
+            self.state.duals_m.lambda = self.state.duals_m.average();
+            (Some(v), Some(stats))
+        } else {
+            (None, None)
+        };
+        let after_m = self.sampler.step;
+        if self.cfg.common_blocks {
+            // The n-call draws the blocks the m-call drew.
+            self.sampler.step = first_block;
+        }
+        let (v_n, sampled_loss, c, stats_n) = self.algorithm1(model, w, true, iters)?;
+        cpu += c;
+        self.sampler.step = self.sampler.step.max(after_m);
+        self.state.sampler_step = self.sampler.step;
+        self.state.duals_n.lambda = self.state.duals_n.average();
+        // Line 5; with m = 0, v_bar_m = w (the prox of f^0 = 0).
+        let w_next = match &v_m {
+            Some(v_m) => model.combine(&[(1.0, w), (-ratio, v_m), (ratio, &v_n)]),
+            None => model.combine(&[(1.0 - ratio, w), (ratio, &v_n)]),
+        };
+        self.state.k += 1;
+        let diagnostics = OuterDiagnostics::new(
+            stats_m,
+            stats_n,
+            &self.state.duals_m,
+            &self.state.duals_n,
+            ratio,
+        );
+        Ok(OuterStep {
+            w: w_next,
+            v_bar_n: v_n,
+            record: SbcdRecord {
+                k: self.state.k,
+                steps: calls * iters,
+                sampled_loss,
+                cpu_seconds: cpu,
+                diagnostics,
+            },
+        })
+    }
+}
+
+/// The linear scorer `s(x) = w^T x` over [`PairData`] as an [`SbcdModel`]: training-set ids
+/// are the positives `0..N+` followed by the negatives.
+#[derive(Debug, Clone)]
+pub struct LinearModel<'a> {
+    data: &'a PairData,
+    last: Vec<usize>,
+}
+
+impl<'a> LinearModel<'a> {
+    /// The model over `data`.
+    pub fn new(data: &'a PairData) -> Self {
+        LinearModel {
+            data,
+            last: Vec::new(),
+        }
+    }
+
+    /// `positive[id]` in this model's id order.
+    pub fn labels(&self) -> Vec<bool> {
+        let (p, n) = (self.data.n_pos(), self.data.n_neg());
+        std::iter::repeat_n(true, p)
+            .chain(std::iter::repeat_n(false, n))
+            .collect()
+    }
+
+    /// Scores of every sample at `w`, in id order.
+    pub fn all_scores(&self, w: &[f64]) -> Vec<f64> {
+        let (sp, sn) = self.data.scores(w);
+        sp.into_iter().chain(sn).collect()
+    }
+
+    fn split(&self, ids: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let n_pos = self.data.n_pos();
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
+        for &id in ids {
+            if id < n_pos {
+                pos.push(id)
+            } else {
+                neg.push(id - n_pos)
+            }
+        }
+        (pos, neg)
+    }
+}
+
+impl SbcdModel for LinearModel<'_> {
+    type Point = Vec<f64>;
+    type Error = SbcdError;
+
+    fn scores(&mut self, v: &Vec<f64>, ids: &[usize]) -> Result<Vec<f64>, SbcdError> {
+        let n_pos = self.data.n_pos();
+        let d = self.data.d;
+        self.last = ids.to_vec();
+        Ok(ids
+            .iter()
+            .map(|&id| {
+                let row = if id < n_pos {
+                    &self.data.pos[id * d..(id + 1) * d]
+                } else {
+                    &self.data.neg[(id - n_pos) * d..(id - n_pos + 1) * d]
+                };
+                crate::linalg::dot(row, v)
+            })
+            .collect())
+    }
+
+    fn prox_step(
+        &mut self,
+        mut v: Vec<f64>,
+        w: &Vec<f64>,
+        coef: &[f64],
+        eta: f64,
+        mu: f64,
+    ) -> Result<Vec<f64>, SbcdError> {
+        let n_pos = self.data.n_pos();
+        let (pos, neg) = self.split(&self.last);
+        let (mut cp, mut cn) = (Vec::new(), Vec::new());
+        for (&id, &c) in self.last.iter().zip(coef) {
+            if id < n_pos { cp.push(c) } else { cn.push(c) }
+        }
+        let mut g = vec![0.0; self.data.d];
+        self.data.add_rows(&mut g, &pos, &cp, &neg, &cn);
+        prox_update(&mut v, w, &g, eta, mu);
+        Ok(v)
+    }
+
+    fn combine(&self, terms: &[(f64, &Vec<f64>)]) -> Vec<f64> {
+        let mut out = vec![0.0; self.data.d];
+        for (a, p) in terms {
+            for (o, x) in out.iter_mut().zip(p.iter()) {
+                *o += a * x;
+            }
+        }
+        out
+    }
+}
+
+/// How long a linear AGD-SBCD run goes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Budget {
+    /// This many outer iterations (Algorithm 2's K).
+    Outer(usize),
+    /// Sample visits / (N+ + N-) up to this many epochs; the last outer iteration is cut to
+    /// fit.
+    Epochs(f64),
+}
+
+/// Algorithm 2 (AGD) with SBCD inner solves for a linear model from `w0`; returns the final `w`
+/// and the history (one record per outer iteration, with the epochs used so far). (The
+/// theory outputs `v_bar_n` at a random iteration; the final iterate is what the history
+/// describes.)
+///
+/// # Errors
+/// [`SbcdError`] for bad settings; a message from the objective for a degenerate problem.
+pub fn agd_sbcd_linear(
+    data: &PairData,
+    w0: &[f64],
+    cfg: &AgdSbcdConfig,
+    budget: Budget,
+) -> Result<(Vec<f64>, Vec<AgdRecord>), String> {
+    let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
+    let cfg = AgdSbcdConfig {
+        i: cfg.i.min(n_pos),
+        j: cfg.j.min(n_neg),
+        ..*cfg
+    };
+    let mut model = LinearModel::new(data);
+    let mut solver = AgdSbcd::new(cfg, &model.labels()).map_err(|e| e.to_string())?;
+    let mut w = w0.to_vec();
+    solver
+        .init_duals(&model.all_scores(&w))
+        .map_err(|e| e.to_string())?;
+    let per_step = solver.samples_per_step() as f64;
+    let n_total = (n_pos + n_neg) as f64;
+    let mut steps_left = match budget {
+        Budget::Outer(k) => (k > 0).then_some(usize::MAX),
+        Budget::Epochs(e) => {
+            let steps = (e * n_total / per_step).floor();
+            (steps >= solver.calls() as f64).then_some(steps as usize)
+        }
+    };
+    let max_outer = match budget {
+        Budget::Outer(k) => k,
+        Budget::Epochs(_) => usize::MAX,
+    };
+    let start = std::time::Instant::now();
+    let mut history = Vec::new();
+    let mut steps_done = 0usize;
+    while let Some(left) = steps_left {
+        if cfg.dual_refresh && solver.state.k > 0 {
+            solver
+                .reset_duals(&model.all_scores(&w))
+                .map_err(|e| e.to_string())?;
+        }
+        let step = solver
+            .outer_step(&mut model, &w, left)
+            .map_err(|e| e.to_string())?;
+        w = step.w;
+        steps_done += step.record.steps;
+        let (objective, pauc) = data.evaluate(&w, cfg.loss, cfg.alpha, cfg.beta)?;
+        history.push(AgdRecord {
+            iter: step.record.k,
+            epochs: steps_done as f64 * per_step / n_total,
+            objective,
+            pauc,
+            seconds: start.elapsed().as_secs_f64(),
+            sbcd: Some(step.record.diagnostics),
+        });
+        steps_left = match budget {
+            Budget::Outer(_) if history.len() >= max_outer => None,
+            Budget::Outer(_) => Some(usize::MAX),
+            // A remainder smaller than one step per call is left unused.
+            Budget::Epochs(_) => left
+                .checked_sub(step.record.steps)
+                .filter(|&l| l >= solver.calls()),
+        };
+    }
+    Ok((w, history))
+}
