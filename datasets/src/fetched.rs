@@ -1,6 +1,8 @@
 //! Where `datasets/fetch-test-data.sh` puts the real test data: `$RANKRISK_TEST_DATA`, else
-//! `datasets/test-data/` of this repository. Each item (chexpert, xray, foolbox, fashion-mnist,
-//! mnist, keel, libsvm) is a folder with a `.done` stamp once complete.
+//! `datasets/test-data/` of the checkout this crate was compiled from, else (when that folder is
+//! gone, e.g. a build directory shared between checkouts) `datasets/test-data/` under the
+//! current directory. Each item (chexpert, xray, foolbox, fashion-mnist, mnist, keel, libsvm) is
+//! a folder with a `.done` stamp once complete.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,15 @@ use std::path::{Path, PathBuf};
 pub fn root() -> PathBuf {
     std::env::var_os("RANKRISK_TEST_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data"))
+        .unwrap_or_else(|| {
+            let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data");
+            let here = Path::new("datasets").join("test-data");
+            if !built.is_dir() && here.is_dir() {
+                here
+            } else {
+                built
+            }
+        })
 }
 
 /// The folder of item `name` if it has been fetched completely.
