@@ -181,22 +181,27 @@ fn bad_batches_are_errors() {
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
-    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::pauc::agd::{AgdSbcdConfig, SbcdError};
     use rankrisk::train::sbcd::DeepSbcd;
+    let started = |cfg, y: &[f64], s: &[f64]| -> Result<DeepSbcd, SbcdError> {
+        let mut d = DeepSbcd::new(cfg, y)?;
+        d.init_duals(s)?;
+        Ok(d)
+    };
     let y = [-1.0; 40];
     let s = [0.0; 40];
-    let err = DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y, &s).unwrap_err();
+    let err = started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y, &s).unwrap_err();
     assert!(err.to_string().contains("0 positives"), "{err}");
     let mut y2 = [-1.0; 40];
     y2[..3].iter_mut().for_each(|v| *v = 1.0);
-    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y2, &s).is_err());
+    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y2, &s).is_err());
     let mut y3 = [-1.0; 40];
     y3[..20].iter_mut().for_each(|v| *v = 1.0);
-    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.5, 0.05, 0), &y3, &s).is_err());
+    assert!(started(AgdSbcdConfig::paper_deep(0.5, 0.05, 0), &y3, &s).is_err());
     let mut bad = s;
     bad[0] = f64::NAN;
-    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &bad).is_err());
-    assert!(DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &s).is_ok());
+    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &bad).is_err());
+    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &s).is_ok());
     // A state saved for another training set is refused.
     let other = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, -1.0]).unwrap();
     assert!(admm.restore(other.state.clone()).is_err());
@@ -257,8 +262,8 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         };
         let s0 = score_all(&model);
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
-        let mut sbcd =
-            DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 3), &labels, &s0).unwrap();
+        let mut sbcd = DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 3), &labels).unwrap();
+        sbcd.init_duals(&s0).unwrap();
         for _ in 0..2 {
             let (m, v_n, rec) = sbcd.outer_step(model, forward).unwrap();
             assert!(rec.sampled_loss.is_finite());
@@ -329,7 +334,8 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         };
         let all: Vec<usize> = (0..n_pos + n_neg).collect();
         let s0 = scores_to_cpu(forward(&model, &all).unwrap()).unwrap();
-        let mut deep = DeepSbcd::new(cfg, &labels, &s0).unwrap();
+        let mut deep = DeepSbcd::new(cfg, &labels).unwrap();
+        deep.init_duals(&s0).unwrap();
         // The linear side, iteration by iteration, through the same core.
         let mut lin = LinearModel::new(&data);
         let mut core = AgdSbcd::new(cfg, &lin.labels()).unwrap();

@@ -398,8 +398,7 @@ where
             (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
             (c.c_dual, c.dual_init) = (cfg.c_dual, cfg.dual_init);
             (c.dual_refresh, c.common_blocks) = (cfg.dual_refresh, cfg.common_blocks);
-            // Placeholder scores: the duals are set from the real ones just below.
-            let mut s = DeepSbcd::new(c, &labels, &vec![0.0; n])?;
+            let mut s = DeepSbcd::new(c, &labels)?;
             if !cfg.resume {
                 s.refresh_buffers(&model, &mut fwd.clone())?;
                 s.init_duals(&score_all(&model.valid(), train, device)?)?;

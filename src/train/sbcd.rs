@@ -181,22 +181,19 @@ pub struct DeepSbcd {
 }
 
 impl DeepSbcd {
-    /// State for a training set with `labels` in {-1, +1} (id order); `initial_scores` (the
-    /// model's scores before training, id order) set the duals as
-    /// [`AgdSbcdConfig::dual_init`] says.
+    /// State for a training set with `labels` in {-1, +1} (id order). The duals are zero until
+    /// [`DeepSbcd::init_duals`] sets them from the initial model's scores (after
+    /// [`DeepSbcd::refresh_buffers`] for a model with batch norm) or [`DeepSbcd::restore`]
+    /// brings back a saved state.
     ///
     /// # Errors
-    /// [`SbcdError`] for a bad FPR range, one class only, blocks larger than a class,
-    /// non-positive scales, or bad scores.
-    pub fn new(
-        cfg: AgdSbcdConfig,
-        labels: &[f64],
-        initial_scores: &[f64],
-    ) -> Result<Self, SbcdError> {
+    /// [`SbcdError`] for a bad FPR range, one class only, blocks larger than a class or
+    /// non-positive scales.
+    pub fn new(cfg: AgdSbcdConfig, labels: &[f64]) -> Result<Self, SbcdError> {
         let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
-        let mut core = AgdSbcd::new(cfg, &positive)?;
-        core.init_duals(initial_scores)?;
-        Ok(DeepSbcd { core })
+        Ok(DeepSbcd {
+            core: AgdSbcd::new(cfg, &positive)?,
+        })
     }
 
     /// The settings.
