@@ -293,7 +293,7 @@ fn fit_pauc_writes_json_and_refuses_bad_input() {
 
 mod train_config {
     use super::rankrisk;
-    use rankrisk::cli::train::{DEFAULT_CONFIG, Run, parse_config, to_toml};
+    use rankrisk::cli::train::{DEFAULT_CONFIG, Run, parse_config, parse_plan, to_toml};
 
     #[test]
     fn the_resolved_config_reads_back_to_the_same_runs() {
@@ -368,6 +368,76 @@ mod train_config {
         }
         let err = parse_config("{\"task\": ", true, "cfg.json").unwrap_err();
         assert!(err.starts_with("cfg.json"), "{err}");
+    }
+
+    #[test]
+    fn a_list_for_a_one_value_key_is_a_grid_with_a_folder_per_point() {
+        let text = "task = \"long-tailed\"\nmethod = \"sbcd\"\nout = \"o\"\npositive = [3]\n\
+                    lr = [0.03, 0.1, 0.3]\ngamma_scale = [1000, 2000]\nepochs = 1\n";
+        let plan = parse_plan(text, false, "g").unwrap();
+        assert_eq!(plan.len(), 6);
+        let mut folders = Vec::new();
+        for p in &plan {
+            let Run::LongTailed(a) = &p.run else {
+                panic!("{p:?}")
+            };
+            let member = p.grid.as_ref().expect("a grid point");
+            assert_eq!(member.group, 0);
+            assert_eq!(member.out, std::path::Path::new("o"));
+            // The list key keeps its list; the axes take one value each.
+            assert_eq!(a.positive, vec![3]);
+            assert_eq!(a.training.epochs, 1);
+            let want = format!(
+                "gamma_scale={},lr={}",
+                a.training.gamma_scale,
+                a.training.lr.unwrap()
+            );
+            assert_eq!(a.out, std::path::Path::new("o").join(&want));
+            folders.push(want);
+        }
+        // Axes in key order, the first varying slowest; every point once.
+        assert_eq!(folders[0], "gamma_scale=1000,lr=0.03");
+        assert_eq!(folders[5], "gamma_scale=2000,lr=0.3");
+        folders.sort();
+        folders.dedup();
+        assert_eq!(folders.len(), 6);
+        // A grid over a list key is a list of lists; the runs of a config keep their groups.
+        let text = "[[run]]\ntask = \"long-tailed\"\npositive = [[3], [3, 5]]\n\
+                    [[run]]\ntask = \"long-tailed\"\nmethod = \"ce\"\n";
+        let plan = parse_plan(text, false, "g").unwrap();
+        assert_eq!(plan.len(), 3);
+        let Run::LongTailed(a) = &plan[1].run else {
+            panic!()
+        };
+        assert_eq!(a.positive, vec![3, 5]);
+        assert!(a.out.ends_with("positive=3+5"), "{:?}", a.out);
+        assert!(plan[2].grid.is_none());
+        // The flattened runs read back to themselves.
+        let runs = parse_config(text, false, "g").unwrap();
+        assert_eq!(
+            parse_config(&to_toml(&runs).unwrap(), false, "p").unwrap(),
+            runs
+        );
+    }
+
+    #[test]
+    fn bad_grids_and_negative_budgets_name_the_key() {
+        let cases = [
+            ("task = \"tabular\"\nouter = [3, 5]\n", "tabular"),
+            ("task = \"long-tailed\"\nlr = []\n", "`lr`: an empty list"),
+            (
+                "task = \"long-tailed\"\npositive = [[3], 5]\n",
+                "list of lists",
+            ),
+            ("task = \"long-tailed\"\nout = [\"a\", \"b\"]\n", "`out`"),
+            ("task = \"long-tailed\"\nlr = [0.1, \"x\"]\n", "'x'"),
+            ("task = \"long-tailed\"\nepochs = -3\n", "'-3' for 'epochs'"),
+        ];
+        for (text, needle) in cases {
+            let err = parse_plan(text, false, "cfg.toml").unwrap_err();
+            assert!(err.contains(needle), "{text:?}: {err}");
+            assert!(err.starts_with("cfg.toml: run 1"), "{err}");
+        }
     }
 
     #[test]

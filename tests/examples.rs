@@ -207,3 +207,68 @@ fn train_from_a_config_then_eval_scores_the_best_model_again() {
     assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
     std::fs::remove_dir_all(&root).ok();
 }
+
+#[test]
+fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
+    let Some(dir) = fashion_dir() else { return };
+    let root = std::env::temp_dir().join(format!("rankrisk-grid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let out = root.join("grid");
+    let cfg = root.join("grid.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nout = {out:?}\n\
+             method = \"ce\"\nepochs = 1\nlimit = 600\ntest_limit = 300\nquiet = true\n\
+             lr = [0.0001, 0.1]\n"
+        ),
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .arg("train")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("# grid in"), "{stdout}");
+    // Each point trained into its own folder; the choice is the higher validation pAUC.
+    let val = |point: &str| {
+        let s: RunSummary = serde_json::from_str(
+            &std::fs::read_to_string(out.join(point).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(out.join(point).join("config.toml").is_file());
+        (s.best.val_pauc, s.best.test_pauc)
+    };
+    let (lo, hi) = (val("lr=0.0001"), val("lr=0.1"));
+    let (chosen, other) = if hi.0 > lo.0 {
+        ("lr=0.1", "lr=0.0001")
+    } else {
+        ("lr=0.0001", "lr=0.1")
+    };
+    let grid: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("grid.json")).unwrap()).unwrap();
+    let rows = grid.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let is_chosen = r["point"] == chosen;
+        assert!(is_chosen || r["point"] == other, "{r}");
+        assert_eq!(r["chosen"], is_chosen, "{r}");
+    }
+    assert!(out.join("grid.md").is_file());
+    // The results table has the chosen point's row, named.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("| fashion-mnist-LT") && l.contains(&format!("[{chosen}]")))
+        .unwrap_or_else(|| panic!("no chosen row: {stdout}"));
+    let test_pauc: f64 = line.split('|').nth(4).unwrap().trim().parse().unwrap();
+    let want = if chosen == "lr=0.1" { hi.1 } else { lo.1 };
+    assert!((test_pauc - want).abs() < 1e-4, "{line} vs {want}");
+    std::fs::remove_dir_all(&root).ok();
+}

@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
+pub mod grid;
 pub mod train;
 
 use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};

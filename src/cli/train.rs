@@ -3,7 +3,10 @@
 //! A config holds one run (a table with a `task` key) or several (`[[run]]` tables). A run's
 //! keys are the flags of the matching example without the leading `--` (`data_dir` or
 //! `data-dir`), so the config and the command line accept exactly the same settings and share
-//! their defaults and checks; the CheXpert flag `--task` is the key `task_name`. `true` sets a switch, arrays are comma lists. Tasks:
+//! their defaults and checks; the CheXpert flag `--task` is the key `task_name`. `true` sets a
+//! switch, an array is the comma list of a list flag (`positive = [3, 5]`). A list where a key
+//! takes one value (`lr = [0.03, 0.1, 0.3]`) is a grid ([`super::grid`]): the run expands into
+//! one run per point and the point with the best validation pAUC is reported. Tasks:
 //! `long-tailed` (the `cifar_lt` example), `chexpert` (the `chexpert` example) and `tabular`
 //! (the `tabular` example). The resolved config (every setting, defaults filled in, the
 //! backend resolved) is printed before training and saved as `config.toml` in each image run's
@@ -11,9 +14,11 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use super::grid::{self, GridPoint, GridRun};
 
 use crate::train::image::RunConfig;
 use crate::train::report::{ResultRow, markdown};
@@ -53,6 +58,26 @@ struct OneRun {
     run: Run,
 }
 
+/// One run of a config and, when it is a point of a grid, which grid and which point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The run, resolved (a grid point's `out` is its own folder under the grid's).
+    pub run: Run,
+    /// The grid it belongs to, if any.
+    pub grid: Option<GridMember>,
+}
+
+/// Where a planned run sits in its grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridMember {
+    /// The config's run (0-based) the grid expands; the points of one grid are adjacent.
+    pub group: usize,
+    /// The grid's folder (the run's `out`), where `grid.md` and `grid.json` go.
+    pub out: PathBuf,
+    /// The point.
+    pub point: GridPoint,
+}
+
 /// A resolved config: what `rankrisk train` prints and saves.
 #[derive(Serialize)]
 struct Resolved<'a> {
@@ -60,12 +85,25 @@ struct Resolved<'a> {
 }
 
 /// Parse a config's text (`json` selects JSON, else TOML) into its runs, with every default
-/// filled in and the backend resolved. `origin` names the file in messages.
+/// filled in, the backend resolved and every grid expanded (see [`parse_plan`]). `origin`
+/// names the file in messages.
 ///
 /// # Errors
 /// A message naming the file, the run and the key for a syntax error, an unknown task or key,
 /// or a value the flag does not accept.
 pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, String> {
+    Ok(parse_plan(text, json, origin)?
+        .into_iter()
+        .map(|p| p.run)
+        .collect())
+}
+
+/// Parse a config's text into its planned runs: one per run table, or one per point of a run
+/// table's grid, each with every default filled in and the backend resolved.
+///
+/// # Errors
+/// As [`parse_config`]; also a grid on a tabular run (it has no validation pAUC to choose by).
+pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, String> {
     let value: Value = if json {
         serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?
     } else {
@@ -88,23 +126,16 @@ pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, St
     if tables.is_empty() {
         return Err(format!("{origin}: no runs"));
     }
-    tables
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let at = format!("{origin}: run {}", i + 1);
-            let argv = to_argv(t).map_err(|e| format!("{at}: {e}"))?;
-            let mut run = OneRun::try_parse_from(&argv)
-                .map_err(|e| format!("{at}: {}", clap_message(&e)))?
-                .run;
-            resolve(&mut run).map_err(|e| format!("{at}: {e}"))?;
-            Ok(run)
-        })
-        .collect()
+    let mut plan = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        let at = format!("{origin}: run {}", i + 1);
+        plan.extend(plan_table(t, i).map_err(|e| format!("{at}: {e}"))?);
+    }
+    Ok(plan)
 }
 
-/// The command line equivalent to a run's table.
-fn to_argv(table: &Value) -> Result<Vec<String>, String> {
+/// The planned runs of one run table (`group` is its index in the config).
+fn plan_table(table: &Value, group: usize) -> Result<Vec<Planned>, String> {
     let Value::Object(map) = table else {
         return Err("expected a table of settings".into());
     };
@@ -112,13 +143,65 @@ fn to_argv(table: &Value) -> Result<Vec<String>, String> {
         Some(Value::String(t)) => t.clone(),
         _ => return Err("no `task` key (long-tailed, chexpert or tabular)".into()),
     };
-    let mut argv = vec!["config".to_string(), task];
-    for (key, value) in map.iter().filter(|(k, _)| *k != "task") {
-        // The CheXpert task's `--task` flag: `task` names the kind of run here.
-        let flag = match key.as_str() {
-            "task_name" | "task-name" => "--task".to_string(),
-            k => format!("--{}", k.replace('_', "-")),
+    let points = grid::expand(map, |key| takes_list(&task, key))?;
+    let mut plan = Vec::new();
+    for (table, point) in points {
+        let mut run = OneRun::try_parse_from(to_argv(&task, &table)?)
+            .map_err(|e| clap_message(&e))?
+            .run;
+        let grid = if point.is_empty() {
+            None
+        } else {
+            let out = match &mut run {
+                Run::LongTailed(a) => &mut a.out,
+                Run::Chexpert(a) => &mut a.out,
+                Run::Tabular(_) => {
+                    return Err("a grid needs an image task (long-tailed or chexpert): a \
+                                tabular run has no validation pAUC to choose by"
+                        .into());
+                }
+            };
+            let base = out.clone();
+            *out = grid::folder(&base, &point);
+            Some(GridMember {
+                group,
+                out: base,
+                point,
+            })
         };
+        resolve(&mut run)?;
+        plan.push(Planned { run, grid });
+    }
+    Ok(plan)
+}
+
+/// Whether `key` of a `task` run names a flag that takes a comma list (`positive`, `sets`).
+fn takes_list(task: &str, key: &str) -> bool {
+    let flag = flag_name(key);
+    OneRun::command()
+        .find_subcommand(task)
+        .and_then(|sub| {
+            sub.get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .map(|a| a.get_value_delimiter().is_some())
+        })
+        .unwrap_or(false)
+}
+
+/// The long flag (without `--`) of a config key.
+fn flag_name(key: &str) -> String {
+    match key {
+        // The CheXpert task's `--task` flag: `task` names the kind of run here.
+        "task_name" | "task-name" => "task".to_string(),
+        k => k.replace('_', "-"),
+    }
+}
+
+/// The command line equivalent to a run's table (grids expanded: one value per key).
+fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let mut argv = vec!["config".to_string(), task.to_string()];
+    for (key, value) in map.iter().filter(|(k, _)| *k != "task") {
+        let flag = format!("--{}", flag_name(key));
         let scalar = |v: &Value| match v {
             Value::String(s) => Ok(s.clone()),
             Value::Number(n) => Ok(n.to_string()),
@@ -126,14 +209,17 @@ fn to_argv(table: &Value) -> Result<Vec<String>, String> {
                 "`{key}`: expected a string or a number in the list"
             )),
         };
+        // `--flag=value`, so that a value starting with `-` is read as the value (and a
+        // negative budget is refused by the flag's own check).
+        let pair = |v: String| format!("{flag}={v}");
         match value {
             Value::Bool(true) => argv.push(flag),
             Value::Bool(false) => {}
-            Value::String(_) | Value::Number(_) => argv.extend([flag, scalar(value)?]),
+            Value::String(_) | Value::Number(_) => argv.push(pair(scalar(value)?)),
             Value::Array(items) if items.is_empty() => {}
             Value::Array(items) => {
                 let parts: Result<Vec<String>, String> = items.iter().map(scalar).collect();
-                argv.extend([flag, parts?.join(",")]);
+                argv.push(pair(parts?.join(",")));
             }
             Value::Null | Value::Object(_) => {
                 return Err(format!("`{key}`: expected a value, found a table"));
@@ -200,47 +286,111 @@ pub fn to_toml(runs: &[Run]) -> Result<String, String> {
 }
 
 pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
+    Ok(read_plan(path)?.into_iter().map(|p| p.run).collect())
+}
+
+fn read_plan(path: &Path) -> Result<Vec<Planned>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    parse_config(&text, json, &path.display().to_string())
+    parse_plan(&text, json, &path.display().to_string())
 }
 
 /// The built-in default's runs; the Fashion-MNIST-LT ones only when that data is fetched.
-fn default_runs() -> Result<Vec<Run>, String> {
-    let mut runs = parse_config(DEFAULT_CONFIG, false, "built-in default")?;
+fn default_plan() -> Result<Vec<Planned>, String> {
+    let mut plan = parse_plan(DEFAULT_CONFIG, false, "built-in default")?;
     if rankrisk_datasets::fetched::item("fashion-mnist").is_none() {
         eprintln!(
             "note: Fashion-MNIST is not fetched (bash datasets/fetch-test-data.sh), so the \
              default runs the tabular sets only"
         );
-        runs.retain(|r| !matches!(r, Run::LongTailed(_)));
+        plan.retain(|p| !matches!(p.run, Run::LongTailed(_)));
     }
-    Ok(runs)
+    Ok(plan)
 }
 
-/// Run every configured training and print the results table.
+/// Run every configured training and print the results table. A grid's points run one after
+/// the other; after its last point the grid's table is printed and saved (`grid.md`,
+/// `grid.json` in the grid's folder) and the results table gets the chosen point's row.
 ///
 /// # Errors
 /// The first run's error, with the run's number.
 pub fn run(args: &TrainArgs) -> Result<(), String> {
-    let runs = match &args.config {
-        Some(path) => read_config(path)?,
-        None => default_runs()?,
+    let plan = match &args.config {
+        Some(path) => read_plan(path)?,
+        None => default_plan()?,
     };
+    let runs: Vec<Run> = plan.iter().map(|p| p.run.clone()).collect();
     let resolved = to_toml(&runs)?;
     println!("# resolved config\n{resolved}");
     if args.dry_run {
         return Ok(());
     }
     let mut rows: Vec<ResultRow> = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
-        rows.extend(run_one(run).map_err(|e| format!("run {}: {e}", i + 1))?);
+    let mut points: Vec<GridRun> = Vec::new();
+    for (i, planned) in plan.iter().enumerate() {
+        let at = |e: String| format!("run {}: {e}", i + 1);
+        let Some(member) = &planned.grid else {
+            rows.extend(run_one(&planned.run).map_err(at)?);
+            continue;
+        };
+        let summary = run_image(&planned.run).map_err(at)?;
+        points.push(GridRun {
+            point: member.point.clone(),
+            summary,
+        });
+        let last = plan
+            .get(i + 1)
+            .and_then(|next| next.grid.as_ref())
+            .is_none_or(|next| next.group != member.group);
+        if last {
+            let chosen = grid::select(&points);
+            println!(
+                "# grid in {} (chosen by validation pAUC)\n{}",
+                member.out.display(),
+                grid::markdown(&points, chosen)
+            );
+            grid::save(&member.out, &points, chosen).map_err(at)?;
+            if let Some(c) = chosen {
+                let mut r = row(data_label(&planned.run), &points[c].summary);
+                r.method = format!("{} [{}]", r.method, grid::label(&points[c].point));
+                rows.push(r);
+            }
+            points.clear();
+        }
     }
     println!("{}", markdown(&rows));
     Ok(())
+}
+
+/// The data label of an image run's results row.
+fn data_label(run: &Run) -> String {
+    match run {
+        Run::LongTailed(a) => a.label(),
+        Run::Chexpert(a) => a.label(),
+        Run::Tabular(_) => "tabular".into(),
+    }
+}
+
+/// Train one image run (saving its resolved config first) and return its summary.
+///
+/// # Errors
+/// As [`run_one`]; a tabular run is refused (it has no summary).
+fn run_image(run: &Run) -> Result<crate::train::image::RunSummary, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    match run {
+        Run::LongTailed(a) => {
+            save_config(&a.out, run)?;
+            run_long_tailed(a).map_err(|e| err(&e))
+        }
+        Run::Chexpert(a) => {
+            save_config(&a.out, run)?;
+            run_chexpert(a).map_err(|e| err(&e))
+        }
+        Run::Tabular(_) => Err("a tabular run has no image summary".into()),
+    }
 }
 
 /// Train one run and return its results rows (one per model). An image run first saves its
@@ -249,19 +399,9 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
 /// # Errors
 /// A message for an unwritable output folder, missing data, a bad setting or a refused batch.
 pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
     match run {
-        Run::Tabular(a) => run_tabular(a).map_err(|e| err(&e)),
-        Run::LongTailed(a) => {
-            save_config(&a.out, run)?;
-            let s = run_long_tailed(a).map_err(|e| err(&e))?;
-            Ok(vec![row(a.label(), &s)])
-        }
-        Run::Chexpert(a) => {
-            save_config(&a.out, run)?;
-            let s = run_chexpert(a).map_err(|e| err(&e))?;
-            Ok(vec![row(a.label(), &s)])
-        }
+        Run::Tabular(a) => run_tabular(a).map_err(|e| e.to_string()),
+        image => Ok(vec![row(data_label(image), &run_image(image)?)]),
     }
 }
 
