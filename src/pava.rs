@@ -37,6 +37,18 @@ pub enum PavaError {
     /// `rho` is not a positive finite number.
     #[error("rho must be a positive finite number, got {0}")]
     BadRho(f64),
+    /// A block solve left the floating-point range: the loss or its derivative overflows at
+    /// this scale of `m` and `rho` (rescale the inputs).
+    #[error(
+        "the solution overflowed at m[{index}] = {value:e} (the loss or its derivative is not \
+         finite at this scale of m and rho)"
+    )]
+    Overflow {
+        /// Position (in the caller's order) of the first non-finite entry of `z`.
+        index: usize,
+        /// The `m` value there.
+        value: f64,
+    },
     /// The weights are for another `n`.
     #[error("{weights} weights for {m} values of m")]
     LengthMismatch {
@@ -131,7 +143,8 @@ impl Pava {
     /// order. `m` is sorted stably (ties keep their input order), so `z` is sorted like `m`.
     ///
     /// # Errors
-    /// [`PavaError`] for NaN/infinite `m`, `rho <= 0`, or weights of another length.
+    /// [`PavaError`] for NaN/infinite `m`, `rho <= 0`, or weights of another length, and
+    /// [`PavaError::Overflow`] when the solution is not finite.
     pub fn solve(
         &mut self,
         loss: &Loss,
@@ -161,6 +174,7 @@ impl Pava {
         m_sorted.clear();
         self.m_sorted = m_sorted;
         self.z_sorted = z_sorted;
+        finite(m, z)?;
         Ok(stats)
     }
 
@@ -182,7 +196,9 @@ impl Pava {
             m.windows(2).all(|w| w[0] <= w[1]),
             "solve_sorted needs m sorted ascending"
         );
-        Ok(self.solve_sorted_unchecked(loss, sigma, rho, m, z))
+        let stats = self.solve_sorted_unchecked(loss, sigma, rho, m, z);
+        finite(m, z)?;
+        Ok(stats)
     }
 
     fn check(&self, sigma: &Sigma, rho: f64, m: &[f64]) -> Result<(), PavaError> {
@@ -379,6 +395,17 @@ fn support_pava(
     z[lo..=hi].fill(value);
     stats.blocks = n - (hi - lo);
     stats
+}
+
+/// [`PavaError::Overflow`] at the first non-finite `z`.
+fn finite(m: &[f64], z: &[f64]) -> Result<(), PavaError> {
+    match z.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(PavaError::Overflow {
+            index,
+            value: m[index],
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The objective of problem (10) at `z`: `Omega(z) + rho/2 ||z - m||^2`, with `Omega` of

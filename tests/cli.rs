@@ -120,6 +120,16 @@ fn pava_bad_inputs_are_exit_2() {
             r#"{"m": [1, NaN], "loss": "hinge", "weights": {"kind": "erm"}, "rho": 1}"#,
             "line 1",
         ),
+        // exp overflows and rho/2 ||z - m||^2 exceeds f64: an error, not `null`s.
+        (
+            r#"{"m": [1e308, -1e308], "loss": "exponential", "weights": {"kind": "erm"}, "rho": 1e-300}"#,
+            "overflowed at m[0] = 1e308",
+        ),
+        // A finite solution whose objective exceeds f64.
+        (
+            r#"{"m": [1e200, -1e200], "loss": "sqhinge", "weights": {"kind": "erm"}, "rho": 1}"#,
+            "floating-point range",
+        ),
     ];
     for (input, needle) in cases {
         let out = rankrisk(&["pava", "--input", "-"], &[], Some(input));
@@ -175,6 +185,37 @@ fn fit_linear_writes_the_documented_json() {
     assert_eq!(hist.len() as u64, v["iterations"].as_u64().unwrap());
     assert!(hist[0]["primal_residual"].is_number() && hist[0]["seconds"].is_number());
     assert!(v["test_accuracy"].as_f64().unwrap() > 0.6);
+    // The default cap lets this convex nonsmooth problem reach the tolerance, silently.
+    assert_eq!(v["converged"], true, "{}", v["residuals"]);
+    assert!(v["residuals"][0].as_f64().unwrap() <= 1e-6);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    // A cap that stops it early says so, on standard error and in the JSON.
+    let out = rankrisk(
+        &[
+            "fit-linear",
+            "--data",
+            "australian",
+            "--loss",
+            "hinge",
+            "--reg",
+            "l1:0.01",
+            "--max-iter",
+            "300",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: ADMM stopped at the iteration cap (300)"),
+        "{err}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["converged"], false);
 }
 
 #[test]
@@ -432,12 +473,59 @@ mod train_config {
             ("task = \"long-tailed\"\nout = [\"a\", \"b\"]\n", "`out`"),
             ("task = \"long-tailed\"\nlr = [0.1, \"x\"]\n", "'x'"),
             ("task = \"long-tailed\"\nepochs = -3\n", "'-3' for 'epochs'"),
+            ("task = \"long-tailed\"\nepochs = 0\n", "epochs: the budget"),
+            (
+                "task = \"long-tailed\"\nalpha = 0.6\nbeta = 0.2\n",
+                "0 <= alpha < beta <= 1",
+            ),
+            (
+                "task = \"long-tailed\"\nlr = -0.1\n",
+                "lr: must be a positive",
+            ),
+            ("task = \"long-tailed\"\nbatch = 1\n", "batch: at least 2"),
+            ("task = \"long-tailed\"\nmu_scale = 0\n", "mu_scale"),
         ];
         for (text, needle) in cases {
             let err = parse_plan(text, false, "cfg.toml").unwrap_err();
             assert!(err.contains(needle), "{text:?}: {err}");
             assert!(err.starts_with("cfg.toml: run 1"), "{err}");
         }
+    }
+
+    #[test]
+    fn dry_run_refuses_what_training_would_refuse() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-dry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("c.toml");
+        for (text, needle) in [
+            (
+                "task = \"long-tailed\"\nalpha = 0.6\nbeta = 0.2\n",
+                "alpha = 0.6",
+            ),
+            (
+                "task = \"long-tailed\"\ndata_dir = \"/nonexistent/fmnist\"\n",
+                "/nonexistent/fmnist",
+            ),
+            (
+                "task = \"chexpert\"\ndata_dir = \"/nonexistent/cx\"\n",
+                "/nonexistent/cx",
+            ),
+            (
+                "task = \"long-tailed\"\nimbalance = 0\n",
+                "imbalance: must be in (0, 1]",
+            ),
+        ] {
+            std::fs::write(&cfg, text).unwrap();
+            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            assert_eq!(out.status.code(), Some(2), "{text}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(needle) && err.contains("run 1"),
+                "{text}: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{text}: printed a config");
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

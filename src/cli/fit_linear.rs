@@ -71,8 +71,9 @@ pub struct FitLinearArgs {
     /// adaptive[:R0,F,EPS,MAX], ... (default: constant max sigma / 2 for convex problems, ehrm for CPT, max sigma / 2 growing x1.02 per iteration for other nonconvex ones).
     #[arg(long)]
     pub rho: Option<RhoSchedule>,
-    /// ADMM iteration cap.
-    #[arg(long, default_value_t = 300)]
+    /// ADMM iteration cap (the rank-based paper: 300; a warning says when it stops the run
+    /// before the residuals reach --tol).
+    #[arg(long, default_value_t = 10_000)]
     pub max_iter: usize,
     /// ADMM relative residual tolerance.
     #[arg(long, default_value_t = 1e-6)]
@@ -117,6 +118,11 @@ pub struct FitLinearReport {
     pub test_fairness: Option<Fairness>,
     /// Iterations (ADMM) or epochs (baselines).
     pub iterations: usize,
+    /// ADMM: whether both relative residuals reached `--tol` before `--max-iter`; `None` for
+    /// the baselines, which run a fixed budget of epochs.
+    pub converged: Option<bool>,
+    /// ADMM: the final relative primal and dual residuals (compared with `--tol`).
+    pub residuals: Option<[f64; 2]>,
     /// Wall time of the solve (for sgd/lsvrg without --lr, of the final run after the grid search).
     pub seconds: f64,
     /// Learning rate used by a stochastic solver.
@@ -232,6 +238,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     args.objective.sigma(train.n()).map_err(|e| e.to_string())?;
     let mut start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
+    let mut convergence = None;
     let (w, objective, iterations, lr, history) = match solver.as_str() {
         "admm" | "sadmm" => {
             let cfg = AdmmConfig {
@@ -246,6 +253,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             };
             let res = linear::solve(&data, &cfg, None).map_err(|e| e.to_string())?;
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
+            convergence = Some((res.converged, [res.primal_relative, res.dual_relative]));
             (res.w, res.objective, res.iterations, None, history)
         }
         "sgd" | "lsvrg" | "lsvrg-u" | "dca" => {
@@ -312,6 +320,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         test_accuracy,
         test_fairness,
         iterations,
+        converged: convergence.map(|c| c.0),
+        residuals: convergence.map(|c| c.1),
         seconds,
         lr,
         w,
@@ -345,6 +355,14 @@ pub fn run(args: &FitLinearArgs) -> Result<(), String> {
         report.iterations,
         report.seconds
     );
+    if report.converged == Some(false) {
+        let [p, d] = report.residuals.unwrap_or([f64::NAN; 2]);
+        eprintln!(
+            "warning: ADMM stopped at the iteration cap ({}) before converging: relative \
+             residuals primal {p:.2e}, dual {d:.2e}, tolerance {:.0e} (raise --max-iter)",
+            report.iterations, args.tol
+        );
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -141,8 +141,16 @@ fn run_pava(args: &PavaArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let (z, stats) =
         pava::solve(&loss, &sigma, input.rho, &input.m).map_err(|e| format!("pava: {e}"))?;
+    let objective = pava::objective(&loss, &sigma, input.rho, &input.m, &z);
+    if !objective.is_finite() {
+        return Err(format!(
+            "{}: the objective of problem (10) is {objective} at the solution: the losses or \
+             rho/2 ||z - m||^2 exceed the floating-point range at this scale (rescale m or rho)",
+            args.input.display()
+        ));
+    }
     let out = PavaOutput {
-        objective: pava::objective(&loss, &sigma, input.rho, &input.m, &z),
+        objective,
         z,
         blocks: stats.blocks,
         merges: stats.merges,

@@ -34,7 +34,8 @@ pub struct TrainArgs {
     /// Config file (.toml, or .json); without it the built-in default runs: the tabular sets
     /// and, once `datasets/fetch-test-data.sh` has run, Fashion-MNIST-LT.
     pub config: Option<PathBuf>,
-    /// Print the resolved config and stop.
+    /// Check every run (settings, FPR ranges, budgets, data folders and files), print the
+    /// resolved config and stop.
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -274,7 +275,20 @@ fn resolve(run: &mut Run) -> Result<(), String> {
     training.backend.backend = Some(training.backend.resolve()?);
     let method_default = RunConfig::new(training.method, PathBuf::new()).lr;
     training.lr.get_or_insert(method_default);
-    Ok(())
+    training
+        .run_config(Path::new(""))
+        .validate()
+        .map_err(|e| e.to_string())
+}
+
+/// Check what a run needs before it starts, beyond its settings: the data folders and files
+/// it will read.
+fn check_inputs(run: &Run) -> Result<(), String> {
+    match run {
+        Run::LongTailed(a) => a.validate().map_err(|e| e.to_string()),
+        Run::Chexpert(a) => a.validate().map_err(|e| e.to_string()),
+        Run::Tabular(_) => Ok(()),
+    }
 }
 
 /// The runs as a config file (TOML) that `rankrisk train` reads back to the same runs.
@@ -323,6 +337,9 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
         None => default_plan()?,
     };
     let runs: Vec<Run> = plan.iter().map(|p| p.run.clone()).collect();
+    for (i, run) in runs.iter().enumerate() {
+        check_inputs(run).map_err(|e| format!("run {}: {e}", i + 1))?;
+    }
     let resolved = to_toml(&runs)?;
     println!("# resolved config\n{resolved}");
     if args.dry_run {

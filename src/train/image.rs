@@ -151,6 +151,51 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// Check every setting before any data is read or any step is taken: a budget of at least
+    /// one pass, a batch of at least 2, a positive finite learning rate, `0 <= alpha < beta <=
+    /// 1`, and for AGD-SBCD the whole [`AgdSbcdConfig`] (`rankrisk train --dry-run` runs this).
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] naming the setting, or [`RunError::Sbcd`].
+    pub fn validate(&self) -> Result<(), RunError> {
+        let bad = |key, message: String| Err(RunError::Setting { key, message });
+        if self.epochs == 0 {
+            return bad("epochs", "the budget must be at least 1 pass".into());
+        }
+        if self.batch < 2 {
+            return bad(
+                "batch",
+                format!(
+                    "at least 2 samples per step (one of each class), got {}",
+                    self.batch
+                ),
+            );
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad("lr", format!("must be a positive number, got {}", self.lr));
+        }
+        if let Err(message) = crate::pauc::objective::RankRange::from_fpr(self.alpha, self.beta, 1)
+        {
+            return bad("alpha, beta", message);
+        }
+        if self.method == Method::Sbcd {
+            self.sbcd_config().validate(1)?;
+        }
+        Ok(())
+    }
+
+    /// AGD-SBCD's settings for this run: [`AgdSbcdConfig::paper_deep`] with this run's range,
+    /// seed, constants and blocks of half a batch of each class.
+    pub fn sbcd_config(&self) -> AgdSbcdConfig {
+        let mut c = AgdSbcdConfig::paper_deep(self.alpha, self.beta, self.seed);
+        (c.c, c.t_scale, c.refresh_steps) = (self.lr, self.t_scale, self.refresh_steps);
+        (c.mu_scale, c.gamma_scale) = (self.mu_scale, self.gamma_scale);
+        (c.i, c.j) = (self.batch / 2, self.batch - self.batch / 2);
+        (c.c_dual, c.dual_init) = (self.c_dual, self.dual_init);
+        (c.dual_refresh, c.common_blocks) = (self.dual_refresh, self.common_blocks);
+        c
+    }
+
     /// Defaults for `method`: 2 epochs, batch 32, FPR [0.05, 0.5], learning rates measured on
     /// Fashion-MNIST-LT with ResNet-20 (CE 1e-3 with Adam, AUC-M 0.1, MB 0.1), AGD-SBCD with
     /// [`AgdSbcdConfig::paper_deep`]'s c = 0.1 (with the exact dual start, on the 3,000-image
@@ -261,6 +306,14 @@ pub enum RunError {
     /// Writing or reading the output folder.
     #[error("{0}")]
     Io(String),
+    /// A setting outside its range (named as the flag or config key without `--`).
+    #[error("{key}: {message}")]
+    Setting {
+        /// The setting.
+        key: &'static str,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -367,6 +420,7 @@ pub fn train_image_task<M>(
 where
     M: ImageScorer,
 {
+    cfg.validate()?;
     std::fs::create_dir_all(&cfg.out).map_err(io)?;
     let labels = train.labels();
     let n = labels.len();
@@ -392,13 +446,7 @@ where
         |m: &M, ids: &[usize]| Ok::<_, RunError>(m.score_images(train.batch(ids, device)?.inputs));
     let mut sbcd = match cfg.method {
         Method::Sbcd => {
-            let mut c = AgdSbcdConfig::paper_deep(cfg.alpha, cfg.beta, cfg.seed);
-            (c.c, c.t_scale, c.refresh_steps) = (cfg.lr, cfg.t_scale, cfg.refresh_steps);
-            (c.mu_scale, c.gamma_scale) = (cfg.mu_scale, cfg.gamma_scale);
-            (c.i, c.j) = (cfg.batch / 2, cfg.batch - cfg.batch / 2);
-            (c.c_dual, c.dual_init) = (cfg.c_dual, cfg.dual_init);
-            (c.dual_refresh, c.common_blocks) = (cfg.dual_refresh, cfg.common_blocks);
-            let mut s = DeepSbcd::new(c, &labels)?;
+            let mut s = DeepSbcd::new(cfg.sbcd_config(), &labels)?;
             if !cfg.resume {
                 s.refresh_buffers(&model, &mut fwd.clone())?;
                 s.init_duals(&score_all(&model.valid(), train, device)?)?;

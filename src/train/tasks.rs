@@ -118,7 +118,7 @@ pub struct TrainingArgs {
 
 impl TrainingArgs {
     /// The run settings for output folder `out`.
-    fn run_config(&self, out: &std::path::Path) -> RunConfig {
+    pub fn run_config(&self, out: &std::path::Path) -> RunConfig {
         let mut cfg = RunConfig::new(self.method, out.to_path_buf());
         cfg.epochs = self.epochs;
         cfg.batch = self.batch;
@@ -305,6 +305,36 @@ pub fn build_long_tailed(args: &LongTailedArgs) -> Result<TaskSets<ImageBatcher>
     })
 }
 
+impl LongTailedArgs {
+    /// Check every setting and that the data folder exists, without reading any data (what
+    /// `rankrisk train --dry-run` checks).
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] for a bad setting, [`RunError::Data`] for a missing folder.
+    pub fn validate(&self) -> Result<(), RunError> {
+        self.training.run_config(&self.out).validate()?;
+        if !(self.imbalance > 0.0 && self.imbalance <= 1.0) {
+            return Err(RunError::Setting {
+                key: "imbalance",
+                message: format!("must be in (0, 1], got {}", self.imbalance),
+            });
+        }
+        let dir = match &self.data_dir {
+            Some(d) => d.clone(),
+            None => default_dir(self.data)?,
+        };
+        if !dir.is_dir() {
+            return Err(DataError::invalid(
+                dir.display().to_string(),
+                "the data folder does not exist (bash datasets/fetch-test-data.sh fetches \
+                 Fashion-MNIST and MNIST)",
+            )
+            .into());
+        }
+        Ok(())
+    }
+}
+
 /// ResNet-20 for the task's images, on `device`.
 pub fn long_tailed_model(
     task: &TaskSets<ImageBatcher>,
@@ -321,6 +351,7 @@ pub fn long_tailed_model(
 /// [`RunError`] for missing or malformed data (the message says what to download and where to
 /// put it), a bad setting, or an unwritable output folder.
 pub fn run_long_tailed(args: &LongTailedArgs) -> Result<RunSummary, RunError> {
+    args.validate()?;
     let task = build_long_tailed(args)?;
     let (kind, device) = args.training.device()?;
     let model = long_tailed_model(&task, &device);
@@ -366,6 +397,36 @@ pub struct ChexpertArgs {
 }
 
 impl ChexpertArgs {
+    /// Check every setting, the task name, and that the data folder and the pretrained
+    /// weights exist, without reading any image (what `rankrisk train --dry-run` checks).
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] for a bad setting, [`RunError::Data`] for an unknown task or a
+    /// missing file.
+    pub fn validate(&self) -> Result<(), RunError> {
+        self.training.run_config(&self.out).validate()?;
+        let _: Task = self.task.parse()?;
+        if self.size < 32 {
+            return Err(RunError::Setting {
+                key: "size",
+                message: format!("at least 32 pixels, got {}", self.size),
+            });
+        }
+        for (path, what) in [
+            (Some(&self.data_dir), "the data folder"),
+            (self.pretrained.as_ref(), "the pretrained weights"),
+        ] {
+            if let Some(p) = path.filter(|p| !p.exists()) {
+                return Err(DataError::invalid(
+                    p.display().to_string(),
+                    format!("{what} do not exist"),
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+
     /// A short name of the task for tables.
     pub fn label(&self) -> String {
         format!("CheXpert {} {}px", self.task, self.size)
@@ -400,6 +461,7 @@ pub fn build_chexpert(args: &ChexpertArgs) -> Result<TaskSets<ChexpertBatcher>, 
 /// [`RunError`] for a missing data folder (the message says what to download), unreadable
 /// images, a bad setting, or pretrained weights that do not fit.
 pub fn run_chexpert(args: &ChexpertArgs) -> Result<RunSummary, RunError> {
+    args.validate()?;
     let task = build_chexpert(args)?;
     let (_, device) = args.training.device()?;
     let mut model = DenseNet121Config::new().init(&device);
