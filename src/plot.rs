@@ -58,6 +58,9 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
+/// The axis ranges of `series`: x spans the points exactly, y with 5% padding. A single x
+/// value gets a window around it (halved/doubled on a log axis) and a flat y a window of 5% of
+/// its value (at least 0.05), so one-point and constant runs draw a visible, labelled axis.
 fn bounds(series: &[Series], log_x: bool) -> ((f64, f64), (f64, f64)) {
     let pts = series
         .iter()
@@ -79,10 +82,29 @@ fn bounds(series: &[Series], log_x: bool) -> ((f64, f64), (f64, f64)) {
         return ((1.0, 10.0), (0.0, 1.0));
     }
     if x1 <= x0 {
-        x1 = x0 * 2.0 + 1.0;
+        (x0, x1) = if log_x {
+            (x0 / 2.0, x0 * 2.0)
+        } else {
+            (x0 - 0.5, x0 + 0.5)
+        };
     }
-    let pad = ((y1 - y0) * 0.05).max(1e-6);
+    let span = y1 - y0;
+    let pad = if span > 1e-9 * y0.abs().max(1.0) {
+        span * 0.05
+    } else {
+        (y0.abs() * 0.05).max(0.05)
+    };
     ((x0, x1), (y0 - pad, y1 + pad))
+}
+
+/// Decimals that tell apart the ticks of an axis spanning `lo..hi` with about `ticks` labels.
+fn decimals(lo: f64, hi: f64, ticks: f64) -> usize {
+    let step = (hi - lo) / ticks;
+    if step.is_finite() && step > 0.0 {
+        (-step.log10()).ceil().clamp(0.0, 8.0) as usize
+    } else {
+        2
+    }
 }
 
 /// A short axis label: integers without decimals, small numbers with up to 3 significant digits.
@@ -119,11 +141,12 @@ pub fn two_panel_curves(
     let panels = root.split_evenly((1, 2));
     for (area, (y_label, series)) in panels.iter().zip([left, right]) {
         let ((x0, x1), (y0, y1)) = bounds(series, log_x);
+        let y_decimals = decimals(y0, y1, 8.0);
         let mut builder = ChartBuilder::on(area);
         builder
             .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size(64);
+            .x_label_area_size(56)
+            .y_label_area_size(96);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -132,8 +155,11 @@ pub fn two_panel_curves(
                     .x_desc(x_label)
                     .y_desc(y_label)
                     .x_labels(8)
+                    .y_labels(8)
                     .x_label_formatter(&|x| compact(*x))
+                    .y_label_formatter(&|y| format!("{y:.y_decimals$}"))
                     .label_style(("sans-serif", 16))
+                    .axis_desc_style(("sans-serif", 18))
                     .draw()
                     .map_err(|e| err(&e))?;
                 for (k, s) in series.iter().enumerate() {
@@ -144,6 +170,10 @@ pub fn two_panel_curves(
                         .copied()
                         .filter(|(x, y)| y.is_finite() && (!log_x || *x > 0.0))
                         .collect();
+                    // Markers too: a run with one evaluation point has no line to draw.
+                    chart
+                        .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(|e| err(&e))?;
                     chart
                         .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                         .map_err(|e| err(&e))?
@@ -248,6 +278,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_point_and_flat_runs_get_a_readable_window() {
+        let one = [Series {
+            name: "a".into(),
+            points: vec![(1.0, 1.1448)],
+        }];
+        let ((x0, x1), (y0, y1)) = bounds(&one, false);
+        assert!(x0 < 1.0 && x1 > 1.0 && y0 < 1.1448 && y1 > 1.1448);
+        // Ten labels over the window are all different at the chosen decimals.
+        let d = decimals(y0, y1, 8.0);
+        let labels: std::collections::BTreeSet<String> = (0..10)
+            .map(|k| format!("{:.d$}", y0 + (y1 - y0) * f64::from(k) / 9.0))
+            .collect();
+        assert_eq!(labels.len(), 10, "{labels:?}");
+        let ((lx0, lx1), _) = bounds(&one, true);
+        assert!(lx0 > 0.0 && lx0 < 1.0 && lx1 > 1.0);
+        let flat = [Series {
+            name: "b".into(),
+            points: (1..5).map(|i| (f64::from(i), 0.0)).collect(),
+        }];
+        let (_, (f0, f1)) = bounds(&flat, false);
+        assert!(f0 <= -0.05 && f1 >= 0.05);
+        // A varying series keeps its own range, padded by 5%.
+        let (_, (v0, v1)) = bounds(
+            &[Series {
+                name: "c".into(),
+                points: vec![(1.0, 0.2), (2.0, 0.4)],
+            }],
+            false,
+        );
+        assert!((v0 - 0.19).abs() < 1e-12 && (v1 - 0.41).abs() < 1e-12);
+    }
+
+    #[test]
     fn writes_png_files() {
         let dir = std::env::temp_dir().join(format!("rankrisk-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -271,13 +334,42 @@ mod tests {
             true,
         )
         .unwrap();
+        // One evaluation point, and a flat objective.
+        let one = Series {
+            name: "sbcd".into(),
+            points: vec![(1.0, 1.1448)],
+        };
+        let one_path = dir.join("one.png");
+        two_panel_curves(
+            &one_path,
+            "one point",
+            "epochs",
+            ("objective", std::slice::from_ref(&one)),
+            ("pAUC", &[one.clone()]),
+            false,
+        )
+        .unwrap();
+        let flat = Series {
+            name: "flat".into(),
+            points: (1..6).map(|i| (f64::from(i), 0.25)).collect(),
+        };
+        let flat_path = dir.join("flat.png");
+        two_panel_curves(
+            &flat_path,
+            "flat",
+            "epochs",
+            ("objective", std::slice::from_ref(&flat)),
+            ("pAUC", &[flat.clone()]),
+            false,
+        )
+        .unwrap();
         let roc_path = dir.join("roc.png");
         let r = Series {
             name: "model".into(),
             points: vec![(0.0, 0.0), (0.1, 0.6), (0.5, 0.9), (1.0, 1.0)],
         };
         roc(&roc_path, "ROC", &[r], 0.05, 0.5).unwrap();
-        for p in [curves, roc_path] {
+        for p in [curves, one_path, flat_path, roc_path] {
             let bytes = std::fs::read(&p).unwrap();
             assert!(
                 bytes.len() > 2000 && bytes.starts_with(b"\x89PNG"),
