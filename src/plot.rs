@@ -345,7 +345,7 @@ mod tests {
             "one point",
             "epochs",
             ("objective", std::slice::from_ref(&one)),
-            ("pAUC", &[one.clone()]),
+            ("pAUC", std::slice::from_ref(&one)),
             false,
         )
         .unwrap();
@@ -359,7 +359,7 @@ mod tests {
             "flat",
             "epochs",
             ("objective", std::slice::from_ref(&flat)),
-            ("pAUC", &[flat.clone()]),
+            ("pAUC", std::slice::from_ref(&flat)),
             false,
         )
         .unwrap();

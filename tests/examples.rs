@@ -272,3 +272,37 @@ fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
     assert!((test_pauc - want).abs() < 1e-4, "{line} vs {want}");
     std::fs::remove_dir_all(&root).ok();
 }
+
+#[test]
+fn a_diverging_run_stops_with_the_step_and_the_quantity() {
+    let Some(dir) = fashion_dir() else { return };
+    let root = std::env::temp_dir().join(format!("rankrisk-diverge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let cfg = root.join("c.toml");
+    let out = root.join("run");
+    // Plain SGD with lr 1e30: the parameters overflow after the first step.
+    std::fs::write(
+        &cfg,
+        format!(
+            "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nmethod = \"mb\"\n\
+             lr = 1e30\nlimit = 400\ntest_limit = 200\nepochs = 1\nquiet = true\nout = {out:?}\n"
+        ),
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .arg("train")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("training diverged at step 1: training score"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    // No evaluation point was reached, so no model was saved as the best.
+    assert!(!out.join("best.bpk").exists());
+    std::fs::remove_dir_all(&root).ok();
+}

@@ -17,7 +17,7 @@ use rankrisk_datasets::batcher::{ChexpertBatcher, ImageBatch, ImageBatcher};
 use rankrisk_datasets::sampler::DualSampler;
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::{scores_to_cpu, surrogate};
+use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::metrics::auc::{auc, pauc, roc_curve};
 use crate::pauc::agd::{AgdSbcdConfig, SbcdError, SbcdState};
 use crate::pauc::objective::PairLoss;
@@ -306,6 +306,18 @@ pub enum RunError {
     /// Writing or reading the output folder.
     #[error("{0}")]
     Io(String),
+    /// Training diverged: a non-finite score, loss or evaluation score. The run stops; the
+    /// checkpoint of the last evaluation point before it is kept.
+    #[error(
+        "training diverged at step {step}: {quantity} (the checkpoint of the last good \
+         evaluation point is kept; lower lr)"
+    )]
+    Diverged {
+        /// Steps done when it was seen.
+        step: usize,
+        /// What was not finite, with its value.
+        quantity: String,
+    },
     /// A setting outside its range (named as the flag or config key without `--`).
     #[error("{key}: {message}")]
     Setting {
@@ -384,12 +396,16 @@ fn evaluate_point<M: ImageScorer>(
     test: Option<&dyn ImageSource>,
     device: &Device,
     (alpha, beta): (f64, f64),
-) -> Result<PointEval, RunError> {
-    let val_scores = score_all(model, val, device)?;
+) -> Result<PointEval, EvalError> {
+    let finite = |scores: Vec<f64>, set: &str| match scores.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(format!("{set} score {i} is {}", scores[i])),
+        None => Ok(scores),
+    };
+    let val_scores = finite(score_all(model, val, device)?, "validation")?;
     let (val_auc, val_pauc) = evaluate(&val_scores, &val.labels(), alpha, beta);
     let (test_auc, test_pauc, test_scores) = match test {
         Some(t) => {
-            let s = score_all(model, t, device)?;
+            let s = finite(score_all(model, t, device)?, "test")?;
             let (a, pa) = evaluate(&s, &t.labels(), alpha, beta);
             (a, pa, Some(s))
         }
@@ -403,6 +419,47 @@ fn evaluate_point<M: ImageScorer>(
         test_pauc,
         test_scores,
     })
+}
+
+/// Why an evaluation point failed: the run's error, or a non-finite score (divergence).
+enum EvalError {
+    Run(RunError),
+    NonFinite(String),
+}
+
+impl From<RunError> for EvalError {
+    fn from(e: RunError) -> Self {
+        EvalError::Run(e)
+    }
+}
+
+impl From<String> for EvalError {
+    fn from(quantity: String) -> Self {
+        EvalError::NonFinite(quantity)
+    }
+}
+
+/// [`RunError::Diverged`] for a non-finite quantity found after `step` steps; other errors as
+/// they are.
+fn diverged(step: usize) -> impl Fn(RunError) -> RunError {
+    move |e| match e {
+        RunError::Train(TrainError::NonFiniteScore { index, value }) => RunError::Diverged {
+            step,
+            quantity: format!("training score {index} of the batch is {value}"),
+        },
+        RunError::Train(TrainError::Bridge(BridgeError::NonFiniteScore { index, value })) => {
+            RunError::Diverged {
+                step,
+                quantity: format!("training score {index} of the block is {value}"),
+            }
+        }
+        RunError::Sbcd(SbcdError::NonFinite { .. })
+        | RunError::Train(TrainError::Sbcd(SbcdError::NonFinite { .. })) => RunError::Diverged {
+            step,
+            quantity: e.to_string(),
+        },
+        other => other,
+    }
 }
 
 /// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
@@ -526,7 +583,9 @@ where
                 s.reset_duals(&score_all(&model.valid(), train, device)?)?;
                 st.dual_seconds += t.elapsed().as_secs_f64();
             }
-            let (m, v_n, rec) = s.outer_step_within(model, left, fwd)?;
+            let (m, v_n, rec) = s
+                .outer_step_within(model, left, fwd)
+                .map_err(diverged(st.steps_done))?;
             model = m;
             candidate = Some(v_n);
             diagnostics = Some(rec.diagnostics);
@@ -543,23 +602,40 @@ where
                 let ids = st.sampler.next_batch();
                 let b = train.batch(&ids, device)?;
                 let scores = model.score_images(b.inputs);
-                let s_cpu = scores_to_cpu(scores.clone())
-                    .map_err(|e| RunError::Io(format!("step {}: {e}", st.steps_done)))?;
+                let s_cpu = scores_to_cpu(scores.clone()).map_err(|e| match e {
+                    BridgeError::NonFiniteScore { index, value } => RunError::Diverged {
+                        step: st.steps_done,
+                        quantity: format!("training score {index} of the batch is {value}"),
+                    },
+                    other => RunError::Io(format!("step {}: {other}", st.steps_done)),
+                })?;
                 let t = Instant::now();
                 let g = match &mut st.objective {
                     ObjectiveState::Ce => Erm {
                         loss: crate::loss::Loss::Logistic,
                     }
-                    .batch_gradient(&s_cpu, &b.targets, &b.ids)?,
-                    ObjectiveState::Aucm(o) => o.batch_gradient(&s_cpu, &b.targets, &b.ids)?,
-                    ObjectiveState::Mb(o) => o.batch_gradient(&s_cpu, &b.targets, &b.ids)?,
+                    .batch_gradient(&s_cpu, &b.targets, &b.ids),
+                    ObjectiveState::Aucm(o) => o.batch_gradient(&s_cpu, &b.targets, &b.ids),
+                    ObjectiveState::Mb(o) => o.batch_gradient(&s_cpu, &b.targets, &b.ids),
                     ObjectiveState::Sbcd(_) => unreachable!("handled above"),
-                };
+                }
+                .map_err(|e| diverged(st.steps_done)(e.into()))?;
+                if !g.loss.is_finite() {
+                    return Err(RunError::Diverged {
+                        step: st.steps_done,
+                        quantity: format!("the batch loss is {}", g.loss),
+                    });
+                }
                 cpu += t.elapsed().as_secs_f64();
                 loss_sum += g.loss;
                 loss_count += 1;
-                let mut loss = surrogate(scores, &g.grad)
-                    .map_err(|e| RunError::Io(format!("step {}: {e}", st.steps_done)))?;
+                let mut loss = surrogate(scores, &g.grad).map_err(|e| match e {
+                    BridgeError::NonFiniteGradient { index, value } => RunError::Diverged {
+                        step: st.steps_done,
+                        quantity: format!("the loss gradient of batch score {index} is {value}"),
+                    },
+                    other => RunError::Io(format!("step {}: {other}", st.steps_done)),
+                })?;
                 if let ObjectiveState::Aucm(o) = &st.objective
                     && let Some(extra) = o.device_terms(&model, &reference)
                 {
@@ -582,7 +658,16 @@ where
             rows.push((Candidate::VBarN, v));
         }
         for (which, scorer) in rows {
-            let e = evaluate_point(scorer, val, test, device, (cfg.alpha, cfg.beta))?;
+            let e = match evaluate_point(scorer, val, test, device, (cfg.alpha, cfg.beta)) {
+                Ok(e) => e,
+                Err(EvalError::Run(e)) => return Err(e),
+                Err(EvalError::NonFinite(quantity)) => {
+                    return Err(RunError::Diverged {
+                        step: st.steps_done,
+                        quantity,
+                    });
+                }
+            };
             let rec = EpochMetrics {
                 epoch: st
                     .history
