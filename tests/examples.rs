@@ -306,3 +306,160 @@ fn a_diverging_run_stops_with_the_step_and_the_quantity() {
     assert!(!out.join("best.bpk").exists());
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// Every float parameter (and buffer) of the ResNet-20 (one input channel) saved at `path`, in
+/// visiting order.
+fn parameters(path: &Path) -> Vec<f32> {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn::tensor::Tensor;
+    struct Collect(Vec<f32>);
+    impl ModuleVisitor for Collect {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0
+                .extend(param.val().into_data().try_to_vec::<f32>().unwrap());
+        }
+    }
+    let dev = rankrisk::backend::device(rankrisk::backend::BackendKind::Flex).unwrap();
+    let model = rankrisk_models::checkpoint::load(
+        rankrisk_models::ResNet20Config::new()
+            .with_in_channels(1)
+            .init(&dev),
+        path,
+    )
+    .unwrap();
+    let mut c = Collect(Vec::new());
+    model.visit(&mut c);
+    assert!(c.0.len() > 200_000);
+    c.0
+}
+
+/// The figures of metrics.json without the timings.
+fn figures(out: &Path) -> Vec<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let o = r.as_object_mut().unwrap();
+            o.remove("seconds");
+            o.remove("cpu_share");
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
+    let Some(dir) = fashion_dir() else { return };
+    let bin = env!("CARGO_BIN_EXE_rankrisk");
+    let root = std::env::temp_dir().join(format!("rankrisk-kill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    // MB (per-step SGD) and AGD-SBCD (checkpoints at the end of outer iterations; a kill
+    // inside an SBCD call replays that iteration from the checkpoint).
+    for (method, extra) in [("mb", ""), ("sbcd", "t_scale = 2\nbn_refresh = 2\n")] {
+        let config = |out: &Path, resume: bool| {
+            let cfg = root.join(format!(
+                "{method}-{}.toml",
+                out.file_name().unwrap().to_string_lossy()
+            ));
+            std::fs::write(
+                &cfg,
+                format!(
+                    "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nmethod = \
+                     \"{method}\"\nlimit = 600\ntest_limit = 200\nepochs = 4\nquiet = true\n\
+                     resume = {resume}\nout = {out:?}\n{extra}"
+                ),
+            )
+            .unwrap();
+            cfg
+        };
+        let train = |cfg: &Path| Command::new(bin).arg("train").arg(cfg).output().unwrap();
+        let (a, b) = (
+            root.join(format!("{method}-a")),
+            root.join(format!("{method}-b")),
+        );
+        let straight = train(&config(&a, false));
+        assert!(
+            straight.status.success(),
+            "{}",
+            String::from_utf8_lossy(&straight.stderr)
+        );
+        // Start B, wait for its first checkpoint, check the lock, kill it in the next epoch.
+        let mut child = Command::new(bin)
+            .arg("train")
+            .arg(config(&b, false))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let state = b.join("checkpoint").join("state.cbor");
+        let start = std::time::Instant::now();
+        while !state.is_file() {
+            assert!(start.elapsed().as_secs() < 300, "{method}: no checkpoint");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{method}: B ended early"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let second = train(&config(&b, false));
+        assert_eq!(
+            second.status.code(),
+            Some(2),
+            "{method}: a second run was let in"
+        );
+        let err = String::from_utf8_lossy(&second.stderr);
+        assert!(err.contains("another run is using"), "{err}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{method}: B ended before the kill"
+        );
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let killed_at = figures(&b).len();
+        let resumed = train(&config(&b, true));
+        assert!(
+            resumed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+        let (fa, fb) = (figures(&a), figures(&b));
+        assert!(
+            killed_at < fa.len(),
+            "{method}: killed after the last point"
+        );
+        assert_eq!(
+            fa, fb,
+            "{method}: resumed figures differ from the uninterrupted run"
+        );
+        // The parameters, bit for bit (the files differ in parameter ids, drawn per process).
+        for f in ["checkpoint/model.bpk", "best.bpk"] {
+            assert!(
+                parameters(&a.join(f)) == parameters(&b.join(f)),
+                "{method}: {f} holds other parameters"
+            );
+        }
+        // A truncated checkpoint file is named; the previous checkpoint is still there.
+        let model = b.join("checkpoint").join("state.cbor");
+        let bytes = std::fs::read(&model).unwrap();
+        std::fs::write(&model, &bytes[..bytes.len() / 2]).unwrap();
+        let more = config(&b, true);
+        let text = std::fs::read_to_string(&more)
+            .unwrap()
+            .replace("epochs = 4", "epochs = 5");
+        std::fs::write(&more, text).unwrap();
+        let bad = train(&more);
+        assert_eq!(bad.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(
+            err.contains("state.cbor") && !err.contains("panicked"),
+            "{err}"
+        );
+        assert!(b.join("checkpoint.prev").join("state.cbor").is_file());
+    }
+    std::fs::remove_dir_all(&root).ok();
+}

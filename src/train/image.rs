@@ -318,6 +318,9 @@ pub enum RunError {
         /// What was not finite, with its value.
         quantity: String,
     },
+    /// Another run holds the output folder.
+    #[error(transparent)]
+    Locked(#[from] checkpoint::LockError),
     /// A setting outside its range (named as the flag or config key without `--`).
     #[error("{key}: {message}")]
     Setting {
@@ -478,7 +481,7 @@ where
     M: ImageScorer,
 {
     cfg.validate()?;
-    std::fs::create_dir_all(&cfg.out).map_err(io)?;
+    let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
     let labels = train.labels();
     let n = labels.len();
     let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
@@ -743,10 +746,15 @@ where
         );
     }
     bar.finish_and_clear();
+    // The first point with the highest validation pAUC: the one saved as best.bpk above.
     let best = *st
         .history
         .iter()
-        .max_by(|a, b| a.val_pauc.total_cmp(&b.val_pauc))
+        .fold(None, |b: Option<&EpochMetrics>, h| match b {
+            Some(b) if h.val_pauc > b.val_pauc => Some(h),
+            Some(b) => Some(b),
+            None => Some(h),
+        })
         .ok_or_else(|| RunError::Io("no epoch was run (epochs = 0?)".into()))?;
     let curves = |f: fn(&EpochMetrics) -> f64| {
         [Candidate::W, Candidate::VBarN]
