@@ -170,12 +170,27 @@ pub fn read_csv(path: &Path) -> Result<Vec<Record>, DataError> {
         .collect();
     let got: Vec<&str> = header.iter().collect();
     if got != expected {
+        let missing: Vec<&str> = expected
+            .iter()
+            .copied()
+            .filter(|c| !got.contains(c))
+            .collect();
+        let unknown: Vec<&str> = got
+            .iter()
+            .copied()
+            .filter(|c| !expected.contains(c))
+            .collect();
+        let detail = match (missing.is_empty(), unknown.is_empty()) {
+            (true, true) => "its columns are in another order".to_string(),
+            _ => format!("missing columns {missing:?}, unknown columns {unknown:?}"),
+        };
         return Err(DataError::parse(
             path,
             1,
             format!(
-                "header {got:?} is not CheXpert's ({} columns expected)",
-                expected.len()
+                "the header is not CheXpert's: {detail} ({} columns expected: {})",
+                expected.len(),
+                expected.join(",")
             ),
         ));
     }

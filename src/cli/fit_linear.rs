@@ -175,8 +175,12 @@ pub fn load_parts(
     if let Some(t) = &test
         && t.d != train.d
     {
+        let files = match (&args.test_file, &args.train_file) {
+            (Some(te), Some(tr)) => format!(" ({} vs {})", te.display(), tr.display()),
+            _ => String::new(),
+        };
         return Err(format!(
-            "test data has {} features, training data {}",
+            "test data has {} features, training data {}{files}",
             t.d, train.d
         ));
     }
