@@ -399,3 +399,44 @@ fn every_linear_solver_stops_at_an_equal_budget_of_passes() {
         );
     }
 }
+
+#[test]
+fn a_diverging_linear_solver_stops_with_an_error_at_its_first_record() {
+    use rankrisk::pauc::baselines::{Baseline, BaselineConfig, run};
+    let mut t = load_builtin("australian").unwrap();
+    t.standardize();
+    let data = PairData::new(&t.x, &t.y, t.d).unwrap();
+    // A start whose scores overflow (|x w| > f64::MAX): every solver stops at its first record
+    // (or, AGD-SBCD, at its dual start) with an error instead of carrying inf/NaN on.
+    let w0 = vec![1e308; t.d];
+    for which in [
+        Baseline::Dca,
+        Baseline::ProxDca,
+        Baseline::MiniBatch,
+        Baseline::Subgradient,
+    ] {
+        let cfg = BaselineConfig {
+            alpha: 0.05,
+            beta: 0.5,
+            loss: PairLoss::Logistic,
+            budget: Budget::Outer(3),
+            t_scale: 10,
+            c: 1.0,
+            prox_l: 1e-3,
+            i: 20,
+            j: 20,
+            seed: 1,
+        };
+        let err = run(&data, &w0, which, &cfg).unwrap_err();
+        assert!(
+            err.contains("diverged") || err.contains("not finite"),
+            "{which:?}: {err}"
+        );
+    }
+    let cfg = AgdSbcdConfig::paper_linear(0.05, 0.5, 0);
+    let err = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(3)).unwrap_err();
+    assert!(
+        err.contains("not finite") || err.contains("diverged"),
+        "{err}"
+    );
+}

@@ -42,12 +42,17 @@ pub enum SbcdError {
     #[error("{0}")]
     Blocks(String),
     /// Scores for the dual start: wrong count or a non-finite value.
-    #[error("{got} scores for {want} training samples, all finite")]
+    #[error(
+        "the dual start needs one finite score per training sample ({want}): got {got} \
+         scores, {non_finite} of them not finite (the model diverged?)"
+    )]
     Scores {
         /// Scores given.
         got: usize,
         /// Training samples.
         want: usize,
+        /// Scores that are NaN or infinite.
+        non_finite: usize,
     },
     /// A block's score is NaN or infinite: the model diverged.
     #[error("SBCD step {step}: score {value} is not finite (the model diverged)")]
@@ -340,6 +345,7 @@ impl AgdSbcd {
             return Err(SbcdError::Scores {
                 got: scores.len(),
                 want: self.pos_index.len(),
+                non_finite: scores.iter().filter(|s| !s.is_finite()).count(),
             });
         }
         let (mut sp, mut sn) = (Vec::with_capacity(self.n_pos), Vec::new());

@@ -373,7 +373,8 @@ impl PairData {
     /// Objective (3) and normalized pAUC at `w`, for the histories.
     ///
     /// # Errors
-    /// As [`objective_and_score_grad`].
+    /// A message when `w` or the objective is not finite (a diverged solver stops here, at
+    /// its first record), or as [`objective_and_score_grad`].
     pub fn evaluate(
         &self,
         w: &[f64],
@@ -381,7 +382,18 @@ impl PairData {
         alpha: f64,
         beta: f64,
     ) -> Result<(f64, f64), String> {
+        if let Some(j) = w.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "the iterate diverged: w[{j}] = {} (lower the step size)",
+                w[j]
+            ));
+        }
         let (objective, _) = self.objective_grad(w, loss, alpha, beta)?;
+        if !objective.is_finite() {
+            return Err(format!(
+                "the objective diverged to {objective} (lower the step size)"
+            ));
+        }
         let (sp, sn) = self.scores(w);
         let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
             .chain(std::iter::repeat_n(-1.0, sn.len()))
