@@ -463,3 +463,25 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
     }
     std::fs::remove_dir_all(&root).ok();
 }
+
+#[test]
+fn mnist_lt_builds_although_its_classes_differ_in_size() {
+    let Some(dir) = rankrisk_datasets::fetched::require("mnist") else {
+        return;
+    };
+    let text = format!(
+        "task = \"long-tailed\"\ndata = \"mnist\"\ndata_dir = {dir:?}\npositive = [3]\nquiet = true\n"
+    );
+    let Run::LongTailed(a) = parse_config(&text, false, "t").unwrap().remove(0) else {
+        panic!()
+    };
+    let task = rankrisk::train::tasks::build_long_tailed(&a).unwrap();
+    let tr = task.train.set();
+    // The profile starts at MNIST's smallest class (5,421 images of digit 5): class c keeps
+    // floor(5421 * 0.01^(c/9)), 13,449 images in all, 1,167 of them threes.
+    let quota = |c: i32| (5421.0 * 0.01f64.powf(f64::from(c) / 9.0)) as usize;
+    let total = tr.positive.len() + task.val.set().positive.len();
+    assert_eq!(total, (0..10).map(quota).sum::<usize>());
+    let threes = tr.positives() + task.val.set().positives();
+    assert_eq!(threes, quota(3));
+}

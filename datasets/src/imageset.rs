@@ -101,13 +101,14 @@ impl ImageSet {
 
     /// Long-tailed subset with an exponential profile (Cui et al. 2019, as in the LT CIFAR
     /// benchmarks): class `c` keeps `floor(n_max * factor^(c / (C - 1)))` images, the first
-    /// ones of that class in file order, so the result is deterministic. With CIFAR-10's 5000
-    /// training images per class and `factor = 0.01` the counts are 5000, 2997, 1796, 1077,
-    /// 645, 387, 232, 139, 83, 50.
+    /// ones of that class in file order, so the result is deterministic. `n_max` is the
+    /// smallest class's count, so every class has its quota when the classes differ in size
+    /// (MNIST: 5,421 to 6,742 per class, `n_max` = 5,421); on a balanced set it is the class
+    /// size. With CIFAR-10's 5000 training images per class and `factor = 0.01` the counts are
+    /// 5000, 2997, 1796, 1077, 645, 387, 232, 139, 83, 50.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] when `factor` is not in (0, 1] or a class has fewer images than
-    /// its quota.
+    /// [`DataError::Invalid`] when `factor` is not in (0, 1] or a class has no image.
     pub fn long_tailed(&self, factor: f64) -> Result<ImageSet, DataError> {
         if !(factor > 0.0 && factor <= 1.0) {
             return Err(DataError::invalid(
@@ -116,7 +117,13 @@ impl ImageSet {
             ));
         }
         let counts = self.class_counts();
-        let n_max = counts.iter().copied().max().unwrap_or(0);
+        if let Some(c) = counts.iter().position(|&n| n == 0) {
+            return Err(DataError::invalid(
+                &self.name,
+                format!("class {c} has no image: no long-tailed profile over all classes"),
+            ));
+        }
+        let n_max = counts.iter().copied().min().unwrap_or(0);
         let c_last = (self.num_classes.max(2) - 1) as f64;
         let quota: Vec<usize> = (0..self.num_classes)
             .map(|c| (n_max as f64 * factor.powf(c as f64 / c_last)) as usize)
@@ -279,6 +286,29 @@ mod tests {
         }
         assert!(toy(10, 10).long_tailed(0.0).is_err());
         assert!(toy(10, 10).long_tailed(1.5).is_err());
+    }
+
+    #[test]
+    fn classes_of_unequal_size_take_the_profile_of_the_smallest() {
+        // Class 0 is the largest with 300 images, class 2 the smallest with 100 (as MNIST's
+        // class 1 and class 5): the profile starts at 100 and every class has its quota.
+        let mut set = toy(300, 3);
+        let keep: Vec<usize> = (0..set.len())
+            .filter(|&i| match set.labels[i] {
+                1 => i < 600,
+                2 => i < 300,
+                _ => true,
+            })
+            .collect();
+        set = set.subset(&keep);
+        assert_eq!(set.class_counts(), vec![300, 200, 100]);
+        assert_eq!(
+            set.long_tailed(0.25).unwrap().class_counts(),
+            vec![100, 50, 25]
+        );
+        // A class without images has no place in the profile.
+        let no_two: Vec<usize> = (0..set.len()).filter(|&i| set.labels[i] != 2).collect();
+        assert!(set.subset(&no_two).long_tailed(0.5).is_err());
     }
 
     #[test]
