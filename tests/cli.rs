@@ -547,6 +547,9 @@ mod train_config {
         );
         assert!(text.contains("# resolved config"), "{text}");
         assert!(text.contains("train_share = 0.6"), "{text}");
+        // Both ADMM fits of australian converge within the default cap: no warning.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("warning"), "{err}");
         for method in ["ADMM ERM", "ADMM CVaR 0.3", "AGD-SBCD"] {
             let line = text
                 .lines()

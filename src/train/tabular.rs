@@ -97,6 +97,13 @@ pub fn run_tabular(args: &TabularArgs) -> Result<Vec<ResultRow>, RunError> {
             };
             let t = Instant::now();
             let res = solve(&data, &cfg, None).map_err(|e| bad(e.to_string()))?;
+            if !res.converged {
+                eprintln!(
+                    "warning: {name} {label}: ADMM stopped at the iteration cap ({}) before \
+                     converging: relative residuals primal {:.2e}, dual {:.2e}, tolerance {:.0e}",
+                    res.iterations, res.primal_relative, res.dual_relative, cfg.tol
+                );
+            }
             fitted.push((label, res.w, t.elapsed().as_secs_f64()));
         }
         let pairs = PairData::new(&train.x, &train.y, train.d).map_err(|e| bad(e.to_string()))?;
