@@ -145,10 +145,7 @@ pub fn load<M: Module, S: DeserializeOwned>(
             reason: e.to_string(),
         })?;
     let state_path = dir.join(STATE);
-    let text = std::fs::read(&state_path).map_err(|e| TrainCheckpointError::State {
-        path: state_path.clone(),
-        reason: e.to_string(),
-    })?;
+    let text = std::fs::read(&state_path).map_err(fs_error(&state_path))?;
     let state = ciborium::from_reader(&text[..]).map_err(|e| TrainCheckpointError::State {
         path: state_path.clone(),
         reason: e.to_string(),

@@ -393,15 +393,21 @@ struct PointEval {
     test_scores: Option<Vec<f64>>,
 }
 
+/// Score `val` and `test` and compute their AUC and pAUC; a non-finite score is
+/// [`RunError::Diverged`] at `step` (a NaN must not become a silent NaN pAUC).
 fn evaluate_point<M: ImageScorer>(
     model: &M,
     val: &dyn ImageSource,
     test: Option<&dyn ImageSource>,
     device: &Device,
     (alpha, beta): (f64, f64),
-) -> Result<PointEval, EvalError> {
+    step: usize,
+) -> Result<PointEval, RunError> {
     let finite = |scores: Vec<f64>, set: &str| match scores.iter().position(|v| !v.is_finite()) {
-        Some(i) => Err(format!("{set} score {i} is {}", scores[i])),
+        Some(i) => Err(RunError::Diverged {
+            step,
+            quantity: format!("{set} score {i} is {}", scores[i]),
+        }),
         None => Ok(scores),
     };
     let val_scores = finite(score_all(model, val, device)?, "validation")?;
@@ -424,44 +430,35 @@ fn evaluate_point<M: ImageScorer>(
     })
 }
 
-/// Why an evaluation point failed: the run's error, or a non-finite score (divergence).
-enum EvalError {
-    Run(RunError),
-    NonFinite(String),
-}
-
-impl From<RunError> for EvalError {
-    fn from(e: RunError) -> Self {
-        EvalError::Run(e)
-    }
-}
-
-impl From<String> for EvalError {
-    fn from(quantity: String) -> Self {
-        EvalError::NonFinite(quantity)
-    }
-}
-
-/// [`RunError::Diverged`] for a non-finite quantity found after `step` steps; other errors as
-/// they are.
+/// [`RunError::Diverged`] for a non-finite quantity found after `step` steps (a training
+/// score, a loss gradient entry, an SBCD block score); other errors as they are.
 fn diverged(step: usize) -> impl Fn(RunError) -> RunError {
-    move |e| match e {
-        RunError::Train(TrainError::NonFiniteScore { index, value }) => RunError::Diverged {
-            step,
-            quantity: format!("training score {index} of the batch is {value}"),
-        },
-        RunError::Train(TrainError::Bridge(BridgeError::NonFiniteScore { index, value })) => {
-            RunError::Diverged {
-                step,
-                quantity: format!("training score {index} of the block is {value}"),
+    move |e| {
+        let quantity = match &e {
+            RunError::Train(
+                TrainError::NonFiniteScore { index, value }
+                | TrainError::Bridge(BridgeError::NonFiniteScore { index, value }),
+            ) => format!("training score {index} of the step is {value}"),
+            RunError::Train(TrainError::Bridge(BridgeError::NonFiniteGradient {
+                index,
+                value,
+            })) => {
+                format!("the loss gradient of training score {index} is {value}")
             }
-        }
-        RunError::Sbcd(SbcdError::NonFinite { .. })
-        | RunError::Train(TrainError::Sbcd(SbcdError::NonFinite { .. })) => RunError::Diverged {
-            step,
-            quantity: e.to_string(),
-        },
-        other => other,
+            RunError::Sbcd(SbcdError::NonFinite { .. })
+            | RunError::Train(TrainError::Sbcd(SbcdError::NonFinite { .. })) => e.to_string(),
+            _ => return e,
+        };
+        RunError::Diverged { step, quantity }
+    }
+}
+
+/// A bridge error of training step `step`: [`diverged`] for a non-finite value, else an I/O
+/// error naming the step.
+fn bridge_error(step: usize) -> impl Fn(BridgeError) -> RunError {
+    move |e| match diverged(step)(TrainError::Bridge(e).into()) {
+        RunError::Train(TrainError::Bridge(other)) => RunError::Io(format!("step {step}: {other}")),
+        d => d,
     }
 }
 
@@ -605,13 +602,7 @@ where
                 let ids = st.sampler.next_batch();
                 let b = train.batch(&ids, device)?;
                 let scores = model.score_images(b.inputs);
-                let s_cpu = scores_to_cpu(scores.clone()).map_err(|e| match e {
-                    BridgeError::NonFiniteScore { index, value } => RunError::Diverged {
-                        step: st.steps_done,
-                        quantity: format!("training score {index} of the batch is {value}"),
-                    },
-                    other => RunError::Io(format!("step {}: {other}", st.steps_done)),
-                })?;
+                let s_cpu = scores_to_cpu(scores.clone()).map_err(bridge_error(st.steps_done))?;
                 let t = Instant::now();
                 let g = match &mut st.objective {
                     ObjectiveState::Ce => Erm {
@@ -632,13 +623,7 @@ where
                 cpu += t.elapsed().as_secs_f64();
                 loss_sum += g.loss;
                 loss_count += 1;
-                let mut loss = surrogate(scores, &g.grad).map_err(|e| match e {
-                    BridgeError::NonFiniteGradient { index, value } => RunError::Diverged {
-                        step: st.steps_done,
-                        quantity: format!("the loss gradient of batch score {index} is {value}"),
-                    },
-                    other => RunError::Io(format!("step {}: {other}", st.steps_done)),
-                })?;
+                let mut loss = surrogate(scores, &g.grad).map_err(bridge_error(st.steps_done))?;
                 if let ObjectiveState::Aucm(o) = &st.objective
                     && let Some(extra) = o.device_terms(&model, &reference)
                 {
@@ -661,16 +646,14 @@ where
             rows.push((Candidate::VBarN, v));
         }
         for (which, scorer) in rows {
-            let e = match evaluate_point(scorer, val, test, device, (cfg.alpha, cfg.beta)) {
-                Ok(e) => e,
-                Err(EvalError::Run(e)) => return Err(e),
-                Err(EvalError::NonFinite(quantity)) => {
-                    return Err(RunError::Diverged {
-                        step: st.steps_done,
-                        quantity,
-                    });
-                }
-            };
+            let e = evaluate_point(
+                scorer,
+                val,
+                test,
+                device,
+                (cfg.alpha, cfg.beta),
+                st.steps_done,
+            )?;
             let rec = EpochMetrics {
                 epoch: st
                     .history
