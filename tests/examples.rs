@@ -15,6 +15,23 @@ fn fashion_dir() -> Option<PathBuf> {
     rankrisk_datasets::fetched::require("fashion-mnist")
 }
 
+/// An empty scratch folder `rankrisk-NAME-PID` in the temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("rankrisk-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    root
+}
+
+/// `rankrisk train CFG`, run to its end.
+fn train(cfg: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .arg("train")
+        .arg(cfg)
+        .output()
+        .unwrap()
+}
+
 /// One pass of CE over 6,000 images of Fashion-MNIST-LT (dresses positive), every other
 /// setting at its default (read through the config parser, so the defaults are the CLI's).
 fn args(out: &Path, dir: &Path) -> LongTailedArgs {
@@ -132,9 +149,7 @@ fn every_example_answers_help() {
 #[test]
 fn train_from_a_config_then_eval_scores_the_best_model_again() {
     let Some(dir) = fashion_dir() else { return };
-    let root = std::env::temp_dir().join(format!("rankrisk-train-eval-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
+    let root = scratch("train-eval");
     let out = root.join("run");
     let cfg = root.join("run.json");
     let text = serde_json::json!({
@@ -143,11 +158,7 @@ fn train_from_a_config_then_eval_scores_the_best_model_again() {
     });
     std::fs::write(&cfg, text.to_string()).unwrap();
     let bin = env!("CARGO_BIN_EXE_rankrisk");
-    let run = Command::new(bin)
-        .args(["train"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let run = train(&cfg);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -211,9 +222,7 @@ fn train_from_a_config_then_eval_scores_the_best_model_again() {
 #[test]
 fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
     let Some(dir) = fashion_dir() else { return };
-    let root = std::env::temp_dir().join(format!("rankrisk-grid-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
+    let root = scratch("grid");
     let out = root.join("grid");
     let cfg = root.join("grid.toml");
     std::fs::write(
@@ -225,11 +234,7 @@ fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
         ),
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .arg("train")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let run = train(&cfg);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -276,9 +281,7 @@ fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
 #[test]
 fn a_diverging_run_stops_with_the_step_and_the_quantity() {
     let Some(dir) = fashion_dir() else { return };
-    let root = std::env::temp_dir().join(format!("rankrisk-diverge-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
+    let root = scratch("diverge");
     let cfg = root.join("c.toml");
     let out = root.join("run");
     // Plain SGD with lr 1e30: the parameters overflow after the first step.
@@ -290,11 +293,7 @@ fn a_diverging_run_stops_with_the_step_and_the_quantity() {
         ),
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .arg("train")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let run = train(&cfg);
     assert_eq!(run.status.code(), Some(2));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
@@ -354,9 +353,7 @@ fn figures(out: &Path) -> Vec<serde_json::Value> {
 fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
     let Some(dir) = fashion_dir() else { return };
     let bin = env!("CARGO_BIN_EXE_rankrisk");
-    let root = std::env::temp_dir().join(format!("rankrisk-kill-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
+    let root = scratch("kill");
     // MB (per-step SGD) and AGD-SBCD (checkpoints at the end of outer iterations; a kill
     // inside an SBCD call replays that iteration from the checkpoint).
     for (method, extra) in [("mb", ""), ("sbcd", "t_scale = 2\nbn_refresh = 2\n")] {
@@ -376,7 +373,6 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
             .unwrap();
             cfg
         };
-        let train = |cfg: &Path| Command::new(bin).arg("train").arg(cfg).output().unwrap();
         let (a, b) = (
             root.join(format!("{method}-a")),
             root.join(format!("{method}-b")),
