@@ -11,7 +11,7 @@ use std::time::Instant;
 use burn::tensor::{Device, Tensor, TensorData};
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
-use rankrisk_models::{DenseNet121Config, ResNet20Config};
+use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
 
 #[derive(Parser)]
 #[command(about = "Forward+backward time per batch of ResNet-20 and DenseNet121 per backend")]

@@ -17,7 +17,7 @@ use rankrisk::pauc::objective::PairLoss;
 use rankrisk::pauc::sbcd::{DualState, block_step};
 use rankrisk::train::{AucM, DeepAdmm, DeepAdmmConfig, MiniBatchPauc, Objective};
 use rankrisk::weights::Weights;
-use rankrisk_models::ResNet20Config;
+use rankrisk_models::{ResNet20Config, Scorer};
 
 #[derive(Parser)]
 #[command(about = "CPU share of a ResNet-20 training step per objective and backend")]

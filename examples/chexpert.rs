@@ -9,8 +9,8 @@
 //! ```
 
 use clap::Parser;
+use rankrisk::cli::args::ChexpertArgs;
 use rankrisk::cli::train::{Run, run_example};
-use rankrisk::train::tasks::ChexpertArgs;
 
 #[derive(Parser)]
 #[command(about = "DenseNet121 on a CheXpert task, pAUC by AGD-SBCD (or CE, AUC-M, MB)")]

@@ -10,8 +10,8 @@
 //! ```
 
 use clap::Parser;
+use rankrisk::cli::args::LongTailedArgs;
 use rankrisk::cli::train::{Run, run_example};
-use rankrisk::train::tasks::LongTailedArgs;
 
 #[derive(Parser)]
 #[command(

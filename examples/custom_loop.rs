@@ -13,7 +13,6 @@ use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::metrics::auc::pauc;
-use rankrisk::train::learner::ImageScorer;
 use rankrisk::train::params::Snapshot;
 use rankrisk::train::{DeepAdmm, DeepAdmmConfig, Objective};
 use rankrisk::weights::Weights;
@@ -21,6 +20,7 @@ use rankrisk_datasets::batcher::ImageBatcher;
 use rankrisk_datasets::idx::read_mnist_style;
 use rankrisk_datasets::sampler::DualSampler;
 use rankrisk_models::LinearScorerConfig;
+use rankrisk_models::Scorer;
 
 #[derive(Parser)]
 #[command(about = "Deep rank-based ADMM in a hand-written Burn loop on Fashion-MNIST-LT")]
@@ -61,8 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ids: Vec<usize> = (0..n).collect();
         ids.chunks(1024)
             .map(|c| {
-                scores_to_cpu(m.valid().score_images(b.try_batch(c, &device)?.inputs))
-                    .map_err(Into::into)
+                scores_to_cpu(m.valid().score(b.try_batch(c, &device)?.inputs)).map_err(Into::into)
             })
             .collect::<Result<Vec<Vec<f64>>, Box<dyn std::error::Error>>>()
             .map(|v| v.concat())
@@ -72,7 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let anchor = Snapshot::of(&model);
         for _ in 0..sampler.batches_per_epoch() {
             let batch = tb.try_batch(&sampler.next_batch(), &device)?;
-            let scores = model.score_images(batch.inputs); // device
+            let scores = model.score(batch.inputs); // device
             let g =
                 admm.batch_gradient(&scores_to_cpu(scores.clone())?, &batch.targets, &batch.ids)?;
             let mut loss = surrogate(scores, &g.grad)?;

@@ -6,8 +6,8 @@
 //! `cargo run --release --example tabular -- [--seed 0] [--sets australian,phoneme]`
 
 use clap::Parser;
-use rankrisk::train::report::markdown;
-use rankrisk::train::tabular::{TabularArgs, run_tabular};
+use rankrisk::cli::args::TabularArgs;
+use rankrisk::tasks::report::markdown;
 
 #[derive(Parser)]
 #[command(about = "Linear rank-based ADMM and AGD-SBCD on the vendored tabular sets")]
@@ -17,7 +17,7 @@ struct Cli {
 }
 
 fn main() {
-    match run_tabular(&Cli::parse().args) {
+    match Cli::parse().args.task().run() {
         Ok(rows) => print!("{}", markdown(&rows)),
         Err(e) => {
             eprintln!("error: {e}");

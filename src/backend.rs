@@ -35,10 +35,13 @@ impl BackendKind {
     /// The backend named by `BURN_DEVICE`, `Ok(None)` when the variable is unset or empty.
     ///
     /// # Errors
-    /// [`BackendError::UnknownBackend`] when the variable names no compiled backend.
+    /// [`BackendError::UnknownInEnv`] when the variable names no compiled backend.
     pub fn from_env() -> Result<Option<BackendKind>, BackendError> {
         match std::env::var(BACKEND_ENV) {
-            Ok(value) if !value.trim().is_empty() => value.parse().map(Some),
+            Ok(value) if !value.trim().is_empty() => value
+                .parse()
+                .map(Some)
+                .map_err(|_| BackendError::UnknownInEnv(value.trim().to_string())),
             _ => Ok(None),
         }
     }
@@ -92,6 +95,9 @@ pub enum BackendError {
     /// The name is not one of the compiled backends.
     #[error("unknown backend '{0}': expected one of wgpu, ndarray, flex")]
     UnknownBackend(String),
+    /// `BURN_DEVICE` names none of the compiled backends.
+    #[error("BURN_DEVICE: unknown backend '{0}': expected one of wgpu, ndarray, flex")]
+    UnknownInEnv(String),
     /// wgpu could not open a device.
     #[error(
         "wgpu found no usable adapter ({reason}); adapters seen: {seen}. On a machine without a \

@@ -10,6 +10,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::spec::{Params, SpecError, SpecKind, require};
+
 /// An individual loss of the margin `u = -y s`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -30,21 +32,20 @@ pub enum Loss {
     },
 }
 
-/// Why a loss specification was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid loss: {0}")]
-pub struct LossError(pub String);
-
 impl Loss {
     /// Check the loss parameters (the smoothed hinge needs a finite `delta > 0`).
     ///
     /// # Errors
-    /// [`LossError`] naming the bad parameter.
-    pub fn validate(&self) -> Result<(), LossError> {
+    /// [`SpecError::OutOfRange`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), SpecError> {
         match *self {
-            Loss::SmoothedHinge { delta } if !(delta.is_finite() && delta > 0.0) => Err(LossError(
-                format!("smoothed hinge needs delta > 0, got {delta}"),
-            )),
+            Loss::SmoothedHinge { delta } => require(
+                delta.is_finite() && delta > 0.0,
+                SpecKind::Loss,
+                "smoothed hinge",
+                "delta > 0",
+                || delta.to_string(),
+            ),
             _ => Ok(()),
         }
     }
@@ -249,7 +250,7 @@ impl fmt::Display for Loss {
 }
 
 impl FromStr for Loss {
-    type Err = LossError;
+    type Err = SpecError;
 
     /// `logistic`, `hinge`, `exponential`, `sqhinge` (or `squared_hinge`),
     /// `smooth-hinge[:delta=D]` (default delta 0.5).
@@ -262,23 +263,18 @@ impl FromStr for Loss {
             "exponential" | "exp" => Loss::Exponential,
             "sqhinge" | "squared_hinge" | "squared-hinge" => Loss::SquaredHinge,
             "smooth-hinge" | "smoothed_hinge" | "smoothed-hinge" => {
-                let delta = match params.split_once('=') {
-                    Some(("delta", v)) => v
-                        .parse::<f64>()
-                        .map_err(|_| LossError(format!("delta '{v}' is not a number")))?,
-                    None if params.is_empty() => 0.5,
-                    _ => {
-                        return Err(LossError(format!(
-                            "unknown smooth-hinge parameter '{params}'"
-                        )));
-                    }
-                };
-                Loss::SmoothedHinge { delta }
+                let p = Params::parse(SpecKind::Loss, "smooth-hinge", params)?;
+                p.only(&["delta"])?;
+                Loss::SmoothedHinge {
+                    delta: p.get("delta", Some(0.5))?,
+                }
             }
             other => {
-                return Err(LossError(format!(
-                    "unknown loss '{other}': expected logistic, hinge, exponential, sqhinge, smooth-hinge"
-                )));
+                return Err(SpecError::Unknown {
+                    kind: SpecKind::Loss,
+                    name: other.to_string(),
+                    expected: "logistic, hinge, exponential, sqhinge, smooth-hinge",
+                });
             }
         };
         loss.validate()?;

@@ -17,9 +17,31 @@ const FONT_CANDIDATES: [&str; 3] = [
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+/// Why a plot was not drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlotError {
+    /// A font file was found but is not a usable TrueType font.
+    #[error("{0} is not a usable TrueType font")]
+    BadFont(String),
+    /// No font file was found.
+    #[error(
+        "no font for plot labels: tried {0}; install fonts-dejavu-core or set RANKRISK_FONT to \
+         a .ttf file"
+    )]
+    NoFont(String),
+    /// Drawing or writing the PNG failed.
+    #[error("plot {path}: {reason}")]
+    Draw {
+        /// The PNG file.
+        path: String,
+        /// What plotters reported.
+        reason: String,
+    },
+}
 
-fn ensure_font() -> Result<(), String> {
+static FONT: OnceLock<Result<(), PlotError>> = OnceLock::new();
+
+fn ensure_font() -> Result<(), PlotError> {
     FONT.get_or_init(|| {
         let candidates: Vec<String> = match std::env::var("RANKRISK_FONT") {
             Ok(path) if !path.is_empty() => vec![path],
@@ -29,15 +51,20 @@ fn ensure_font() -> Result<(), String> {
             if let Ok(bytes) = std::fs::read(path) {
                 let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
                 return plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                    .map_err(|_| format!("{path} is not a usable TrueType font"));
+                    .map_err(|_| PlotError::BadFont(path.clone()));
             }
         }
-        Err(format!(
-            "no font for plot labels: tried {}; install fonts-dejavu-core or set RANKRISK_FONT to a .ttf file",
-            candidates.join(", ")
-        ))
+        Err(PlotError::NoFont(candidates.join(", ")))
     })
     .clone()
+}
+
+/// [`PlotError::Draw`] for the file at `path`.
+fn draw_error(path: &Path) -> impl Fn(&dyn std::fmt::Display) -> PlotError + '_ {
+    move |e| PlotError::Draw {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 /// One named curve.
@@ -122,7 +149,7 @@ fn compact(x: f64) -> String {
 /// counts).
 ///
 /// # Errors
-/// A message when no font is available or the file cannot be written.
+/// [`PlotError`] when no font is available or the file cannot be written.
 pub fn two_panel_curves(
     path: &Path,
     title: &str,
@@ -130,9 +157,9 @@ pub fn two_panel_curves(
     left: (&str, &[Series]),
     right: (&str, &[Series]),
     log_x: bool,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     ensure_font()?;
-    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let err = draw_error(path);
     let root = BitMapBackend::new(path, (1400, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let root = root
@@ -212,16 +239,16 @@ pub fn two_panel_curves(
 /// ROC curves (FPR, TPR) with the FPR range `[alpha, beta]` shaded.
 ///
 /// # Errors
-/// A message when no font is available or the file cannot be written.
+/// [`PlotError`] when no font is available or the file cannot be written.
 pub fn roc(
     path: &Path,
     title: &str,
     curves: &[Series],
     alpha: f64,
     beta: f64,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     ensure_font()?;
-    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let err = draw_error(path);
     let root = BitMapBackend::new(path, (720, 680)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)

@@ -7,6 +7,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::spec::{SpecError, SpecKind, count, numbers, require};
+
 /// A separable regularizer.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -49,11 +51,6 @@ pub enum Regularizer {
     },
 }
 
-/// Why a regularizer specification was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid regularizer: {0}")]
-pub struct RegularizerError(pub String);
-
 fn soft(x: f64, t: f64) -> f64 {
     x.signum() * (x.abs() - t).max(0.0)
 }
@@ -62,38 +59,30 @@ impl Regularizer {
     /// Check the parameters.
     ///
     /// # Errors
-    /// [`RegularizerError`] naming the bad parameter.
-    pub fn validate(&self) -> Result<(), RegularizerError> {
-        let nonneg = |name: &str, v: f64| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err(RegularizerError(format!(
-                    "{name} must be a finite number >= 0, got {v}"
-                )))
-            }
+    /// [`SpecError::OutOfRange`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let check = |ok: bool, family, requirement, got: f64| {
+            require(ok, SpecKind::Regularizer, family, requirement, || {
+                got.to_string()
+            })
         };
+        let nonneg =
+            |family, requirement, v: f64| check(v.is_finite() && v >= 0.0, family, requirement, v);
         match *self {
             Regularizer::None => Ok(()),
-            Regularizer::L1 { mu } | Regularizer::L2 { mu } => nonneg("mu", mu),
-            Regularizer::ElasticNet { l1, l2 } => nonneg("l1", l1).and(nonneg("l2", l2)),
+            Regularizer::L1 { mu } => nonneg("l1", "a finite mu >= 0", mu),
+            Regularizer::L2 { mu } => nonneg("l2", "a finite mu >= 0", mu),
+            Regularizer::ElasticNet { l1, l2 } => {
+                nonneg("enet", "a finite l1 >= 0", l1)?;
+                nonneg("enet", "a finite l2 >= 0", l2)
+            }
             Regularizer::Mcp { lambda, theta } => {
-                nonneg("lambda", lambda)?;
-                if theta.is_finite() && theta > 0.0 {
-                    Ok(())
-                } else {
-                    Err(RegularizerError(format!(
-                        "mcp needs theta > 0, got {theta}"
-                    )))
-                }
+                nonneg("mcp", "a finite lambda >= 0", lambda)?;
+                check(theta.is_finite() && theta > 0.0, "mcp", "theta > 0", theta)
             }
             Regularizer::Scad { lambda, a } => {
-                nonneg("lambda", lambda)?;
-                if a.is_finite() && a > 2.0 {
-                    Ok(())
-                } else {
-                    Err(RegularizerError(format!("scad needs a > 2, got {a}")))
-                }
+                nonneg("scad", "a finite lambda >= 0", lambda)?;
+                check(a.is_finite() && a > 2.0, "scad", "a > 2", a)
             }
         }
     }
@@ -220,29 +209,15 @@ impl fmt::Display for Regularizer {
 }
 
 impl FromStr for Regularizer {
-    type Err = RegularizerError;
+    type Err = SpecError;
 
     /// `none`, `l2:MU` (`MU/2 ||w||^2`), `l1:MU` (`MU ||w||_1`), `enet:L1,L2`,
     /// `mcp:LAMBDA,THETA`, `scad:LAMBDA,A`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim().to_ascii_lowercase();
         let (name, args) = s.split_once(':').unwrap_or((&s, ""));
-        let nums: Result<Vec<f64>, _> = args
-            .split(',')
-            .filter(|a| !a.trim().is_empty())
-            .map(|a| a.trim().parse::<f64>())
-            .collect();
-        let nums =
-            nums.map_err(|_| RegularizerError(format!("'{args}' is not a list of numbers")))?;
-        let want = |k: usize| {
-            if nums.len() == k {
-                Ok(())
-            } else {
-                Err(RegularizerError(format!(
-                    "{name} takes {k} number(s), got '{args}'"
-                )))
-            }
-        };
+        let nums = numbers(SpecKind::Regularizer, name, args)?;
+        let want = |k: usize| count(SpecKind::Regularizer, name, &nums, k, args);
         let reg = match name {
             "none" => {
                 want(0)?;
@@ -278,9 +253,11 @@ impl FromStr for Regularizer {
                 }
             }
             other => {
-                return Err(RegularizerError(format!(
-                    "unknown regularizer '{other}': expected none, l1, l2, enet, mcp, scad"
-                )));
+                return Err(SpecError::Unknown {
+                    kind: SpecKind::Regularizer,
+                    name: other.to_string(),
+                    expected: "none, l1, l2, enet, mcp, scad",
+                });
             }
         };
         reg.validate()?;

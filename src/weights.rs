@@ -15,6 +15,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::spec::{Params, SpecError, SpecKind, require};
+
 /// A weight family and its parameters.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -86,11 +88,6 @@ pub enum Weights {
     },
 }
 
-/// Why a weight specification was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid weights: {0}")]
-pub struct WeightError(pub String);
-
 /// Concrete weights for a given `n`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Sigma {
@@ -153,12 +150,14 @@ impl Sigma {
     }
 }
 
-fn check(cond: bool, msg: impl FnOnce() -> String) -> Result<(), WeightError> {
-    if cond {
-        Ok(())
-    } else {
-        Err(WeightError(msg()))
-    }
+/// [`require`] for rank weights.
+fn check(
+    ok: bool,
+    family: &'static str,
+    requirement: &'static str,
+    got: impl FnOnce() -> String,
+) -> Result<(), SpecError> {
+    require(ok, SpecKind::Weights, family, requirement, got)
 }
 
 /// Superquantile weights: with `qn = j + f` (`j` integer, `0 <= f < 1`), ranks `1..=j` get 0,
@@ -207,29 +206,38 @@ impl Weights {
     /// Check the parameters that do not depend on `n`.
     ///
     /// # Errors
-    /// [`WeightError`] naming the bad parameter.
-    pub fn validate(&self) -> Result<(), WeightError> {
+    /// [`SpecError::OutOfRange`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), SpecError> {
         match self {
             Weights::Erm => Ok(()),
-            Weights::Cvar { q } => check(q.is_finite() && (0.0..1.0).contains(q), || {
-                format!("cvar needs q in [0, 1), got {q}")
-            }),
-            Weights::Extremile { r } => check(r.is_finite() && *r >= 1.0, || {
-                format!("extremile needs r >= 1, got {r}")
-            }),
-            Weights::Esrm { rho } => check(rho.is_finite() && *rho > 0.0, || {
-                format!("esrm needs rho > 0, got {rho}")
-            }),
-            Weights::TopK { k } => check(*k >= 1, || "top-k needs k >= 1".to_string()),
+            Weights::Cvar { q } => check(
+                q.is_finite() && (0.0..1.0).contains(q),
+                "cvar",
+                "q in [0, 1)",
+                || q.to_string(),
+            ),
+            Weights::Extremile { r } => {
+                check(r.is_finite() && *r >= 1.0, "extremile", "r >= 1", || {
+                    r.to_string()
+                })
+            }
+            Weights::Esrm { rho } => {
+                check(rho.is_finite() && *rho > 0.0, "esrm", "rho > 0", || {
+                    rho.to_string()
+                })
+            }
+            Weights::TopK { k } => check(*k >= 1, "top-k", "k >= 1", || k.to_string()),
             Weights::Aorr { m, k } | Weights::AorrLiteral { m, k } => {
-                check(m < k, || format!("aorr needs m < k, got m = {m}, k = {k}"))
+                check(m < k, "aorr", "m < k", || format!("m = {m}, k = {k}"))
             }
             Weights::Ehrm { a, b } => check(
                 a.is_finite()
                     && b.is_finite()
                     && (0.0..=1.0).contains(a)
                     && (0.0..=1.0).contains(b),
-                || format!("ehrm needs a and b in [0, 1], got a = {a}, b = {b}"),
+                "ehrm",
+                "a and b in [0, 1]",
+                || format!("a = {a}, b = {b}"),
             ),
             Weights::Cpt { gamma, delta, b } => check(
                 gamma.is_finite()
@@ -239,20 +247,16 @@ impl Weights {
                     && *delta > 0.0
                     && *delta <= 1.0
                     && b.is_finite(),
-                || {
-                    format!(
-                        "cpt needs gamma, delta in (0, 1] and a finite b, got gamma = {gamma}, delta = {delta}, b = {b}"
-                    )
-                },
+                "cpt",
+                "gamma, delta in (0, 1] and a finite b",
+                || format!("gamma = {gamma}, delta = {delta}, b = {b}"),
             ),
             Weights::Explicit { sigma } => {
-                if let Some(i) = sigma.iter().position(|s| !(s.is_finite() && *s >= 0.0)) {
-                    Err(WeightError(format!(
-                        "explicit sigma[{i}] = {} is not a finite number >= 0",
-                        sigma[i]
-                    )))
-                } else {
-                    Ok(())
+                match sigma.iter().position(|s| !(s.is_finite() && *s >= 0.0)) {
+                    Some(i) => check(false, "explicit", "finite weights >= 0", || {
+                        format!("sigma[{i}] = {}", sigma[i])
+                    }),
+                    None => Ok(()),
                 }
             }
         }
@@ -261,8 +265,9 @@ impl Weights {
     /// The weights for `n` ranks.
     ///
     /// # Errors
-    /// [`WeightError`] for invalid parameters, `k > n`, or an explicit vector of another length.
-    pub fn sigma(&self, n: usize) -> Result<Sigma, WeightError> {
+    /// [`SpecError::OutOfRange`] for invalid parameters, `k > n`, or an explicit vector of
+    /// another length.
+    pub fn sigma(&self, n: usize) -> Result<Sigma, SpecError> {
         self.validate()?;
         let nf = n as f64;
         let spectral = |f: &dyn Fn(f64) -> f64| -> Vec<f64> {
@@ -281,25 +286,21 @@ impl Weights {
                 spectral(&|t: f64| (-rho * (1.0 - t)).exp() / norm)
             }
             Weights::TopK { k } => {
-                check(*k <= n, || {
-                    format!("top-k needs k <= n, got k = {k}, n = {n}")
-                })?;
+                check(*k <= n, "top-k", "k <= n", || format!("k = {k}, n = {n}"))?;
                 (0..n)
                     .map(|i| if i >= n - k { 1.0 / *k as f64 } else { 0.0 })
                     .collect()
             }
             Weights::Aorr { m, k } => {
-                check(*k <= n, || {
-                    format!("aorr needs k <= n, got k = {k}, n = {n}")
-                })?;
+                check(*k <= n, "aorr", "k <= n", || format!("k = {k}, n = {n}"))?;
                 let c = 1.0 / (k - m) as f64;
                 (0..n)
                     .map(|i| if i >= n - k && i < n - m { c } else { 0.0 })
                     .collect()
             }
             Weights::AorrLiteral { m, k } => {
-                check(*k <= n, || {
-                    format!("aorr-literal needs k <= n, got k = {k}, n = {n}")
+                check(*k <= n, "aorr-literal", "k <= n", || {
+                    format!("k = {k}, n = {n}")
                 })?;
                 let c = 1.0 / (k - m) as f64;
                 (0..n)
@@ -322,9 +323,12 @@ impl Weights {
                 return Ok(Sigma::Cpt { minus, plus, b: *b });
             }
             Weights::Explicit { sigma } => {
-                check(sigma.len() == n, || {
-                    format!("explicit sigma has {} entries for n = {n}", sigma.len())
-                })?;
+                check(
+                    sigma.len() == n,
+                    "explicit",
+                    "one weight per sample",
+                    || format!("{} weights for n = {n}", sigma.len()),
+                )?;
                 sigma.clone()
             }
         };
@@ -352,51 +356,8 @@ impl fmt::Display for Weights {
     }
 }
 
-/// The `key=value` pairs of a spec like `aorr:m=20,k=70`.
-struct Params<'a> {
-    family: &'a str,
-    pairs: Vec<(&'a str, &'a str)>,
-}
-
-impl<'a> Params<'a> {
-    fn parse(family: &'a str, text: &'a str) -> Result<Self, WeightError> {
-        let mut pairs = Vec::new();
-        for item in text.split(',').filter(|s| !s.trim().is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| WeightError(format!("{family}: '{item}' is not key=value")))?;
-            pairs.push((k.trim(), v.trim()));
-        }
-        Ok(Params { family, pairs })
-    }
-
-    fn get<T: FromStr>(&self, key: &str, default: Option<T>) -> Result<T, WeightError> {
-        match self.pairs.iter().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.parse().map_err(|_| {
-                WeightError(format!(
-                    "{}: {key} = '{v}' is not a valid number",
-                    self.family
-                ))
-            }),
-            None => default
-                .ok_or_else(|| WeightError(format!("{}: missing parameter {key}", self.family))),
-        }
-    }
-
-    fn only(&self, keys: &[&str]) -> Result<(), WeightError> {
-        match self.pairs.iter().find(|(k, _)| !keys.contains(k)) {
-            Some((k, _)) => Err(WeightError(format!(
-                "{}: unknown parameter '{k}' (expected {})",
-                self.family,
-                keys.join(", ")
-            ))),
-            None => Ok(()),
-        }
-    }
-}
-
 impl FromStr for Weights {
-    type Err = WeightError;
+    type Err = SpecError;
 
     /// `erm`, `cvar:q=0.8`, `extremile:r=2`, `esrm:rho=1`, `topk:k=10`, `aorr:m=20,k=70`,
     /// `aorr-literal:m=20,k=70`, `ehrm:a=0.4,b=0.3`, `cpt:gamma=0.61,delta=0.69,b=0.0067`
@@ -405,7 +366,7 @@ impl FromStr for Weights {
         let s = s.trim();
         let (family, rest) = s.split_once(':').unwrap_or((s, ""));
         let family = family.trim();
-        let p = Params::parse(family, rest)?;
+        let p = Params::parse(SpecKind::Weights, family, rest)?;
         let w = match family.to_ascii_lowercase().as_str() {
             "erm" => {
                 p.only(&[])?;
@@ -465,9 +426,11 @@ impl FromStr for Weights {
                 }
             }
             other => {
-                return Err(WeightError(format!(
-                    "unknown objective '{other}': expected erm, cvar, extremile, esrm, topk, aorr, aorr-literal, ehrm, cpt"
-                )));
+                return Err(SpecError::Unknown {
+                    kind: SpecKind::Weights,
+                    name: other.to_string(),
+                    expected: "erm, cvar, extremile, esrm, topk, aorr, aorr-literal, ehrm, cpt",
+                });
             }
         };
         w.validate()?;

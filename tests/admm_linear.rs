@@ -385,7 +385,7 @@ fn the_best_iterate_is_returned_and_never_worse_than_the_start() {
 
 #[test]
 fn admm_is_not_beaten_by_the_stochastic_baselines_on_a_convex_case() {
-    use rankrisk::baselines::spectral::{Method, Problem, StochasticConfig, stochastic};
+    use rankrisk::admm::baselines::{Method, Problem, StochasticConfig, stochastic};
     let t = data("australian");
     let data_ = LinearData::new(&t.x, &t.y, t.d).unwrap();
     for (weights, loss) in [
@@ -421,7 +421,7 @@ fn admm_is_not_beaten_by_the_stochastic_baselines_on_a_convex_case() {
 
 #[test]
 fn dca_decreases_hu_aorr_and_admm_does_better() {
-    use rankrisk::baselines::spectral::{DcaConfig, Problem, dca_aorr};
+    use rankrisk::admm::baselines::{DcaConfig, Problem, dca_aorr};
     // With m = 100 above the number of misclassified training points, w = 0 is far from
     // optimal for Hu's AoRR (for small m both methods stall near the w = 0 value).
     let t = data("australian").with_intercept();

@@ -8,7 +8,8 @@ use burn::tensor::activation::softplus;
 use burn::tensor::{Device, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{BridgeError, scores_to_cpu, surrogate};
-use rankrisk::smoke::logistic_loss_and_grad;
+use rankrisk::loss::Loss;
+use rankrisk::train::{Erm, Objective};
 use rankrisk_datasets::load_builtin;
 use rankrisk_models::{LinearScorer, LinearScorerConfig};
 
@@ -54,7 +55,13 @@ fn check_backend(kind: BackendKind) {
     // Bridge: the gradient of the same loss computed on the CPU, applied through sum(s * g).
     let scores = model.forward(x);
     let cpu = scores_to_cpu(scores.clone()).unwrap();
-    let (_, g) = logistic_loss_and_grad(&cpu, &data.y);
+    let ids: Vec<usize> = (0..cpu.len()).collect();
+    let g = Erm {
+        loss: Loss::Logistic,
+    }
+    .batch_gradient(&cpu, &data.y, &ids)
+    .unwrap()
+    .grad;
     let bridge_grads =
         GradientsParams::from_grads(surrogate(scores, &g).unwrap().backward(), &model);
 
@@ -115,7 +122,7 @@ fn bridge_refuses_bad_gradients_and_scores() {
 #[test]
 fn smoke_run_lowers_the_loss_on_cpu_backends() {
     for kind in [BackendKind::Ndarray, BackendKind::Flex] {
-        let r = rankrisk::smoke::run(kind, "australian", 30, 0.05).unwrap();
+        let r = rankrisk::cli::smoke::run(kind, "australian", 30, 0.05).unwrap();
         assert!(
             r.final_loss < 0.6 * r.initial_loss.max(0.5),
             "{kind}: {r:?}"

@@ -7,9 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rankrisk::cli::args::{ImageArgs, LongTailedArgs};
 use rankrisk::cli::train::{Run, parse_config};
-use rankrisk::train::image::{EvalReport, RunSummary};
-use rankrisk::train::tasks::{LongTailedArgs, LtData, run_long_tailed};
+use rankrisk::tasks::ImageTask;
+use rankrisk::tasks::long_tailed::LtData;
+use rankrisk::train::run::{EvalReport, RunSummary};
 
 fn fashion_dir() -> Option<PathBuf> {
     rankrisk_datasets::fetched::require("fashion-mnist")
@@ -52,7 +54,7 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
     let _ = std::fs::remove_dir_all(&out);
     // One pass: 5,400 training images of Fashion-MNIST-LT (dresses positive), 169 steps of CE
     // (the fastest method to a clear margin; AGD-SBCD is checked in tests/train.rs).
-    let first = run_long_tailed(&args(&out, &dir)).unwrap();
+    let first = args(&out, &dir).run().unwrap();
     assert_eq!(
         first.history.len(),
         first.best.epoch.max(first.history.len())
@@ -83,7 +85,7 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
     let mut more = args(&out, &dir);
     more.training.epochs = 2;
     more.training.resume = true;
-    let second = run_long_tailed(&more).unwrap();
+    let second = more.run().unwrap();
     assert!(second.history.len() > first.history.len());
     assert_eq!(second.history[..first.history.len()], first.history[..]);
     let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
@@ -98,22 +100,22 @@ fn missing_or_wrong_data_says_what_to_download() {
     std::fs::create_dir_all(&empty).unwrap();
     let mut a = args(&out, &empty);
     a.data = LtData::Cifar10;
-    let err = run_long_tailed(&a).unwrap_err().to_string();
+    let err = a.run().unwrap_err().to_string();
     assert!(
         err.contains("data_batch_1.bin not found") && err.contains("cifar-10-binary"),
         "{err}"
     );
     a.data_dir = None;
-    let err = run_long_tailed(&a).unwrap_err().to_string();
+    let err = a.run().unwrap_err().to_string();
     assert!(err.contains("give --data-dir"), "{err}");
     a.data = LtData::FashionMnist;
     a.data_dir = Some(empty.clone());
-    let err = run_long_tailed(&a).unwrap_err().to_string();
+    let err = a.run().unwrap_err().to_string();
     assert!(err.contains("fetch-test-data.sh"), "{err}");
     // A file in the wrong format.
     std::fs::write(empty.join("train-images-idx3-ubyte"), b"not idx").unwrap();
     std::fs::write(empty.join("train-labels-idx1-ubyte"), b"not idx").unwrap();
-    let err = run_long_tailed(&a).unwrap_err().to_string();
+    let err = a.run().unwrap_err().to_string();
     assert!(err.contains("not an IDX file"), "{err}");
     std::fs::remove_dir_all(&out).ok();
 }
@@ -471,7 +473,7 @@ fn mnist_lt_builds_although_its_classes_differ_in_size() {
     let Run::LongTailed(a) = parse_config(&text, false, "t").unwrap().remove(0) else {
         panic!()
     };
-    let task = rankrisk::train::tasks::build_long_tailed(&a).unwrap();
+    let task = a.task().build().unwrap();
     let tr = task.train.set();
     // The profile starts at MNIST's smallest class (5,421 images of digit 5): class c keeps
     // floor(5421 * 0.01^(c/9)), 13,449 images in all, 1,167 of them threes.

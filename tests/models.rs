@@ -8,7 +8,7 @@ use burn::nn::BatchNorm;
 use burn::tensor::{Device, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, device};
 use rankrisk_models::checkpoint;
-use rankrisk_models::{DenseNet121Config, ResNet20Config};
+use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
 
 fn wgpu_skipped() -> bool {
     std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")

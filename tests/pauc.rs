@@ -4,8 +4,10 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig, Budget, LinearModel, agd_sbcd_linear};
-use rankrisk::pauc::objective::{PairLoss, RankRange};
+use rankrisk::metrics::RankRange;
+use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig};
+use rankrisk::pauc::linear::{Budget, LinearModel, agd_sbcd_linear};
+use rankrisk::pauc::objective::PairLoss;
 use rankrisk::pauc::sbcd::{DualInit, PairData, exact_duals};
 use rankrisk_datasets::load_builtin;
 
@@ -165,7 +167,9 @@ fn bad_inputs_are_errors() {
         c: -1.0,
         ..AgdSbcdConfig::paper_linear(0.05, 0.5, 0)
     };
-    let err = agd_sbcd_linear(&data, &[0.0], &cfg, Budget::Outer(2)).unwrap_err();
+    let err = agd_sbcd_linear(&data, &[0.0], &cfg, Budget::Outer(2))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("c must be positive"), "{err}");
     assert!(
         data.objective_grad(&[f64::NAN], PairLoss::Logistic, 0.0, 1.0)
@@ -427,14 +431,16 @@ fn a_diverging_linear_solver_stops_with_an_error_at_its_first_record() {
             j: 20,
             seed: 1,
         };
-        let err = run(&data, &w0, which, &cfg).unwrap_err();
+        let err = run(&data, &w0, which, &cfg).unwrap_err().to_string();
         assert!(
             err.contains("diverged") || err.contains("not finite"),
             "{which:?}: {err}"
         );
     }
     let cfg = AgdSbcdConfig::paper_linear(0.05, 0.5, 0);
-    let err = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(3)).unwrap_err();
+    let err = agd_sbcd_linear(&data, &w0, &cfg, Budget::Outer(3))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("not finite") || err.contains("diverged"),
         "{err}"

@@ -13,8 +13,8 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
+use rankrisk::train::deep_admm::{DeepAdmm, DeepAdmmConfig};
 use rankrisk::train::params::Snapshot;
-use rankrisk::train::rank_admm::{DeepAdmm, DeepAdmmConfig};
 use rankrisk::train::{Erm, Objective, TrainError};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::{Tabular, load_builtin};
@@ -181,9 +181,10 @@ fn bad_batches_are_errors() {
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
-    use rankrisk::pauc::agd::{AgdSbcdConfig, SbcdError};
-    use rankrisk::train::sbcd::DeepSbcd;
-    let started = |cfg, y: &[f64], s: &[f64]| -> Result<DeepSbcd, SbcdError> {
+    use rankrisk::pauc::PaucError;
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::deep_sbcd::DeepSbcd;
+    let started = |cfg, y: &[f64], s: &[f64]| -> Result<DeepSbcd, PaucError> {
         let mut d = DeepSbcd::new(cfg, y)?;
         d.init_duals(s)?;
         Ok(d)
@@ -233,7 +234,7 @@ fn shirts() -> Option<(
 fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
     use rankrisk::pauc::agd::AgdSbcdConfig;
-    use rankrisk::train::sbcd::DeepSbcd;
+    use rankrisk::train::deep_sbcd::DeepSbcd;
 
     let Some((task, batcher)) = shirts() else {
         return;
@@ -292,9 +293,10 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
 #[test]
 fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
     use burn::tensor::{Tensor, TensorData};
-    use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig, Budget, LinearModel, agd_sbcd_linear};
+    use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig};
+    use rankrisk::pauc::linear::{Budget, LinearModel, agd_sbcd_linear};
     use rankrisk::pauc::sbcd::PairData;
-    use rankrisk::train::sbcd::DeepSbcd;
+    use rankrisk::train::deep_sbcd::DeepSbcd;
 
     let t = australian();
     let data = PairData::new(&t.x, &t.y, t.d).unwrap();
@@ -395,7 +397,7 @@ mod resume {
     use super::*;
     use burn::optim::AdamConfig;
     use rankrisk::train::checkpoint;
-    use rankrisk::train::rank_admm::AdmmState;
+    use rankrisk::train::deep_admm::AdmmState;
     use rankrisk_datasets::batcher::TabularBatcher;
     use rankrisk_datasets::sampler::DualSampler;
     use serde::{Deserialize, Serialize};
@@ -591,8 +593,9 @@ fn deep_admm_runs_inside_burn_trains_learner() {
     use burn::optim::AdamConfig;
     use burn::train::{Learner, SupervisedTraining};
     use rankrisk::metrics::auc::pauc;
-    use rankrisk::train::learner::{ImageScorer, ObjectiveModel};
+    use rankrisk::train::learner::ObjectiveModel;
     use rankrisk_datasets::batcher::SampleIds;
+    use rankrisk_models::Scorer;
 
     let Some((task, batcher)) = shirts() else {
         return;
@@ -608,7 +611,7 @@ fn deep_admm_runs_inside_burn_trains_learner() {
     let all_ids: Vec<usize> = (0..n).collect();
     let score_all = |m: &LinearScorer| -> Vec<f64> {
         let b = batcher.try_batch(&all_ids, &device).unwrap();
-        scores_to_cpu(m.valid().score_images(b.inputs)).unwrap()
+        scores_to_cpu(m.valid().score(b.inputs)).unwrap()
     };
     let before = pauc(&score_all(&scorer), &labels, 0.05, 0.5).unwrap();
     let admm = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 1e-4), &labels).unwrap();

@@ -116,6 +116,86 @@ pub struct ImageBatch {
     pub ids: Vec<usize>,
 }
 
+/// A batch assembled in host memory, not yet on a device: what a loader thread prepares while
+/// the device runs the previous step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostBatch {
+    /// Normalized pixels, `shape` in row-major order.
+    pub pixels: Vec<f32>,
+    /// `[batch, channels, height, width]`.
+    pub shape: [usize; 4],
+    /// Labels, +1 for positive and -1 for negative.
+    pub targets: Vec<f64>,
+    /// Sample ids, in batch order.
+    pub ids: Vec<usize>,
+}
+
+impl HostBatch {
+    /// The batch on `device` (one upload of the pixels and one of the labels).
+    pub fn to_device(self, device: &Device) -> ImageBatch {
+        let n = self.ids.len();
+        let y: Vec<f32> = self.targets.iter().map(|&v| v as f32).collect();
+        ImageBatch {
+            inputs: Tensor::from_data(TensorData::new(self.pixels, self.shape), device),
+            labels: Tensor::from_data(TensorData::new(y, [n]), device),
+            targets: self.targets,
+            ids: self.ids,
+        }
+    }
+}
+
+/// A binary image data set batched by sample id: the source every training and evaluation
+/// loop reads (the long-tailed sets through [`ImageBatcher`], CheXpert through
+/// [`ChexpertBatcher`]).
+pub trait ImageSource: Send + Sync {
+    /// Number of samples.
+    fn len(&self) -> usize;
+    /// Whether there are no samples.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Labels in {-1, +1}, id order.
+    fn labels(&self) -> Vec<f64>;
+    /// The samples `ids` as a batch in host memory.
+    ///
+    /// # Errors
+    /// A [`DataError`] naming an unreadable image or a bad id.
+    fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError>;
+    /// The samples `ids` as a batch on `device`.
+    ///
+    /// # Errors
+    /// As [`ImageSource::host_batch`].
+    fn batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+        Ok(self.host_batch(ids)?.to_device(device))
+    }
+}
+
+impl ImageSource for ImageBatcher {
+    fn len(&self) -> usize {
+        self.set.positive.len()
+    }
+    fn labels(&self) -> Vec<f64> {
+        self.set.signed_labels()
+    }
+    fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
+        ImageBatcher::host_batch(self, ids)
+    }
+}
+
+impl ImageSource for ChexpertBatcher {
+    fn len(&self) -> usize {
+        self.set.len()
+    }
+    fn labels(&self) -> Vec<f64> {
+        (0..self.set.len())
+            .map(|i| if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 })
+            .collect()
+    }
+    fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
+        ChexpertBatcher::host_batch(self, ids)
+    }
+}
+
 /// Batches a [`BinaryImageSet`]: bytes scaled to [0, 1], then `(x - mean[c]) / std[c]`.
 #[derive(Debug, Clone)]
 pub struct ImageBatcher {
@@ -154,11 +234,11 @@ impl ImageBatcher {
         &self.set
     }
 
-    /// The inputs of `ids` as one batch, checking that every id exists.
+    /// The inputs of `ids` as one batch in host memory, checking that every id exists.
     ///
     /// # Errors
     /// [`DataError::Invalid`] for an id out of range or an empty batch.
-    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+    pub fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
         let s = &self.set.images;
         if ids.is_empty() {
             return Err(DataError::invalid(&s.name, "empty batch"));
@@ -181,16 +261,20 @@ impl ImageBatcher {
             .iter()
             .map(|&i| if self.set.positive[i] { 1.0 } else { -1.0 })
             .collect();
-        let y: Vec<f32> = targets.iter().map(|&v| v as f32).collect();
-        Ok(ImageBatch {
-            inputs: Tensor::from_data(
-                TensorData::new(x, [ids.len(), s.channels, s.height, s.width]),
-                device,
-            ),
-            labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+        Ok(HostBatch {
+            pixels: x,
+            shape: [ids.len(), s.channels, s.height, s.width],
             targets,
             ids: ids.to_vec(),
         })
+    }
+
+    /// The inputs of `ids` as one batch on `device`, checking that every id exists.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] for an id out of range or an empty batch.
+    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+        Ok(self.host_batch(ids)?.to_device(device))
     }
 }
 
@@ -230,12 +314,12 @@ impl ChexpertBatcher {
         &self.set
     }
 
-    /// Decode and stack `ids`.
+    /// Decode, transform and stack `ids` in host memory.
     ///
     /// # Errors
     /// [`DataError::Image`] naming an unreadable image; [`DataError::Invalid`] for an id out of
     /// range or an empty batch.
-    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+    pub fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
         use rand::SeedableRng;
         if ids.is_empty() {
             return Err(DataError::invalid("CheXpert", "empty batch"));
@@ -259,13 +343,20 @@ impl ChexpertBatcher {
             x.extend(self.set.image(i, &self.transform, &mut rng)?);
             targets.push(if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 });
         }
-        let y: Vec<f32> = targets.iter().map(|&v| v as f32).collect();
-        Ok(ImageBatch {
-            inputs: Tensor::from_data(TensorData::new(x, [ids.len(), 3, size, size]), device),
-            labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+        Ok(HostBatch {
+            pixels: x,
+            shape: [ids.len(), 3, size, size],
             targets,
             ids: ids.to_vec(),
         })
+    }
+
+    /// Decode, transform and stack `ids` on `device`.
+    ///
+    /// # Errors
+    /// As [`ChexpertBatcher::host_batch`].
+    pub fn try_batch(&self, ids: &[usize], device: &Device) -> Result<ImageBatch, DataError> {
+        Ok(self.host_batch(ids)?.to_device(device))
     }
 }
 

@@ -6,11 +6,14 @@
 //! duals) indexed by it. Loaders that build tensors take the target [`burn::tensor::Device`]
 //! explicitly.
 //!
-//! - tabular: the vendored paper sets, CSV, LIBSVM ([`tabular`]), KEEL ([`keel`]), synthetic;
+//! - tabular: the table and its preprocessing ([`tabular`]), the vendored paper sets
+//!   ([`tabular::builtin`]), CSV and LIBSVM ([`tabular::read`]), KEEL ([`keel`]), generated
+//!   sets ([`tabular::synthetic`]);
 //! - images: CIFAR-10/100 binary files ([`cifar`]), MNIST-style IDX files ([`idx`]), the
 //!   long-tailed and imratio builders ([`imageset`]), CheXpert ([`chexpert`]) with its
 //!   preprocessing ([`transform`]);
-//! - training: samplers ([`sampler`]) and Burn batchers ([`batcher`]).
+//! - training: samplers ([`sampler`]), Burn batchers and the [`ImageSource`] contract every
+//!   training loop reads batches through ([`batcher`]).
 
 pub mod batcher;
 pub mod chexpert;
@@ -22,11 +25,13 @@ pub mod idx;
 pub mod imageset;
 pub mod keel;
 pub mod sampler;
-pub mod synthetic;
 pub mod tabular;
 pub mod transform;
 
+pub use batcher::{HostBatch, ImageSource};
 pub use error::DataError;
 pub use imageset::{BinaryImageSet, ImageSet};
-pub use synthetic::{SyntheticConfig, make_classification};
-pub use tabular::{LabelColumn, Tabular, load_builtin, read_csv, read_libsvm};
+pub use tabular::Tabular;
+pub use tabular::builtin::load_builtin;
+pub use tabular::read::{LabelColumn, read_csv, read_libsvm};
+pub use tabular::synthetic::{SyntheticConfig, make_classification};

@@ -237,22 +237,12 @@ impl DenseNet121 {
     pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
         self.classifier.forward(self.embed(x))
     }
-
-    /// One score per image (the head must have one output).
-    ///
-    /// # Shapes
-    /// - input: `[batch, in_channels, height, width]`
-    /// - output: `[batch]`
-    pub fn score(&self, x: Tensor<4>) -> Tensor<1> {
-        let out = self.forward(x);
-        let [b, _] = out.dims();
-        out.reshape([b])
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Scorer;
 
     /// Channels entering each batch norm, as torchvision's DenseNet-121 has them.
     fn bn_channels() -> usize {

@@ -138,22 +138,12 @@ impl ResNet20 {
         let pooled = adaptive_avg_pool2d(out, [1, 1]).reshape([b, c]);
         self.head.forward(pooled)
     }
-
-    /// One score per image (the head must have one output).
-    ///
-    /// # Shapes
-    /// - input: `[batch, in_channels, height, width]`
-    /// - output: `[batch]`
-    pub fn score(&self, x: Tensor<4>) -> Tensor<1> {
-        let out = self.forward(x);
-        let [b, _] = out.dims();
-        out.reshape([b])
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Scorer;
 
     #[test]
     fn parameter_count_matches_the_published_architecture() {

@@ -12,7 +12,7 @@ use burn::nn::BatchNorm;
 use burn::tensor::{Device, Tensor, TensorData};
 use rankrisk_models::checkpoint;
 use rankrisk_models::pretrained::{Head, PretrainedError, load_torchvision_densenet121};
-use rankrisk_models::{DenseNet121, DenseNet121Config, ResNet20Config};
+use rankrisk_models::{DenseNet121, DenseNet121Config, ResNet20Config, Scorer};
 
 /// One entry of a state dict: name, shape, and values (f32, or i64 for counters).
 enum Values {

@@ -17,22 +17,15 @@
 use std::time::Instant;
 
 use crate::admm::schedule::{GammaSchedule, Progress, RhoSchedule};
-use crate::linalg::{SymEigen, dot, norm};
+use rankrisk_datasets::tabular::row_scores;
+
+use crate::admm::error::AdmmError;
+use crate::admm::wstep::{Quadratic, SymEigen, fista, lbfgs};
 use crate::loss::Loss;
 use crate::pava::Pava;
 use crate::regularizer::Regularizer;
+use crate::vector::{dot, norm};
 use crate::weights::{Sigma, Weights};
-
-/// Why the solver refused its input.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum AdmmError {
-    /// Shapes or values of the data are unusable.
-    #[error("data: {0}")]
-    Data(String),
-    /// A setting is out of range.
-    #[error("settings: {0}")]
-    Settings(String),
-}
 
 /// Settings of Algorithm 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -153,32 +146,31 @@ impl<'a> LinearData<'a> {
     /// Check shapes, finiteness, labels.
     ///
     /// # Errors
-    /// [`AdmmError::Data`] naming the problem.
+    /// [`AdmmError::Empty`], [`AdmmError::Shape`], [`AdmmError::NonFiniteFeature`] or
+    /// [`AdmmError::BadLabel`] naming the problem.
     pub fn new(x: &'a [f64], y: &'a [f64], d: usize) -> Result<Self, AdmmError> {
         let n = y.len();
         if n == 0 || d == 0 {
-            return Err(AdmmError::Data(format!(
-                "empty data ({n} rows, {d} features)"
-            )));
+            return Err(AdmmError::Empty { rows: n, d });
         }
         if x.len() != n * d {
-            return Err(AdmmError::Data(format!(
-                "{} values for {n} rows of {d} features",
-                x.len()
-            )));
+            return Err(AdmmError::Shape {
+                values: x.len(),
+                rows: n,
+                d,
+            });
         }
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            return Err(AdmmError::Data(format!(
-                "feature {} of row {} is not finite",
-                i % d,
-                i / d
-            )));
+            return Err(AdmmError::NonFiniteFeature {
+                row: i / d,
+                feature: i % d,
+            });
         }
         if let Some(i) = y.iter().position(|&v| v != 1.0 && v != -1.0) {
-            return Err(AdmmError::Data(format!(
-                "label of row {i} is {} (expected -1 or +1)",
-                y[i]
-            )));
+            return Err(AdmmError::BadLabel {
+                row: i,
+                value: y[i],
+            });
         }
         Ok(LinearData { x, y, d })
     }
@@ -229,9 +221,7 @@ impl<'a> LinearData<'a> {
 
     /// Scores `X w`.
     pub fn scores(&self, w: &[f64]) -> Vec<f64> {
-        (0..self.n())
-            .map(|i| dot(&self.x[i * self.d..(i + 1) * self.d], w))
-            .collect()
+        row_scores(self.x, self.d, w)
     }
 }
 
@@ -248,158 +238,6 @@ pub fn objective(
     sigma.rank_loss(loss, &u) + reg.value(w)
 }
 
-/// The smooth part of the w-step, `rho/2 w^T G w - rho b^T w + r/2 ||w - w_k||^2`, and its
-/// gradient `rho (G w - b) + r (w - w_k)`.
-struct Quadratic<'a> {
-    gram: &'a [f64],
-    b: &'a [f64],
-    w_k: &'a [f64],
-    rho: f64,
-    r: f64,
-}
-
-impl Quadratic<'_> {
-    fn value_grad(&self, w: &[f64], grad: &mut [f64]) -> f64 {
-        let d = w.len();
-        let mut value = 0.0;
-        for a in 0..d {
-            let gw = dot(&self.gram[a * d..(a + 1) * d], w);
-            grad[a] = self.rho * (gw - self.b[a]) + self.r * (w[a] - self.w_k[a]);
-            value += 0.5 * self.rho * w[a] * gw - self.rho * self.b[a] * w[a]
-                + 0.5 * self.r * (w[a] - self.w_k[a]).powi(2);
-        }
-        value
-    }
-}
-
-/// Accelerated proximal gradient (FISTA with gradient-based restart) on `q + g`, warm-started
-/// at `w`; returns the iterations used.
-fn fista(
-    q: &Quadratic<'_>,
-    reg: &Regularizer,
-    lipschitz: f64,
-    w: &mut [f64],
-    max_iter: usize,
-    tol: f64,
-) -> usize {
-    let d = w.len();
-    let step = 1.0 / lipschitz;
-    let mut y = w.to_vec();
-    let mut grad = vec![0.0; d];
-    let mut w_new = vec![0.0; d];
-    let mut t = 1.0f64;
-    for it in 1..=max_iter {
-        q.value_grad(&y, &mut grad);
-        for j in 0..d {
-            w_new[j] = reg.prox_1d(y[j] - step * grad[j], step);
-        }
-        let mut diff2 = 0.0;
-        let mut restart = 0.0;
-        for j in 0..d {
-            let dw = w_new[j] - w[j];
-            diff2 += dw * dw;
-            restart += (y[j] - w_new[j]) * dw;
-        }
-        let t_new = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
-        let momentum = if restart > 0.0 {
-            0.0
-        } else {
-            (t - 1.0) / t_new
-        };
-        t = if restart > 0.0 { 1.0 } else { t_new };
-        for j in 0..d {
-            y[j] = w_new[j] + momentum * (w_new[j] - w[j]);
-        }
-        w.copy_from_slice(&w_new);
-        if diff2.sqrt() <= tol * norm(w).max(1.0) {
-            return it;
-        }
-    }
-    max_iter
-}
-
-/// L-BFGS (memory 10, Armijo backtracking) on a smooth function given as value+gradient.
-fn lbfgs(f: &dyn Fn(&[f64], &mut [f64]) -> f64, w: &mut [f64], max_iter: usize, tol: f64) -> usize {
-    const MEMORY: usize = 10;
-    let d = w.len();
-    let mut grad = vec![0.0; d];
-    let mut value = f(w, &mut grad);
-    let g0 = norm(&grad).max(1e-300);
-    let mut s_hist: Vec<Vec<f64>> = Vec::new();
-    let mut y_hist: Vec<Vec<f64>> = Vec::new();
-    let mut dir = vec![0.0; d];
-    let mut trial = vec![0.0; d];
-    let mut trial_grad = vec![0.0; d];
-    for it in 1..=max_iter {
-        if norm(&grad) <= tol * g0.max(1.0) {
-            return it - 1;
-        }
-        // two-loop recursion
-        dir.copy_from_slice(&grad);
-        let m = s_hist.len();
-        let mut alpha = vec![0.0; m];
-        for i in (0..m).rev() {
-            let rho_i = 1.0 / dot(&y_hist[i], &s_hist[i]);
-            alpha[i] = rho_i * dot(&s_hist[i], &dir);
-            for j in 0..d {
-                dir[j] -= alpha[i] * y_hist[i][j];
-            }
-        }
-        if let (Some(s), Some(y)) = (s_hist.last(), y_hist.last()) {
-            let scale = dot(s, y) / dot(y, y);
-            dir.iter_mut().for_each(|v| *v *= scale);
-        }
-        for i in 0..m {
-            let rho_i = 1.0 / dot(&y_hist[i], &s_hist[i]);
-            let beta = rho_i * dot(&y_hist[i], &dir);
-            for j in 0..d {
-                dir[j] += (alpha[i] - beta) * s_hist[i][j];
-            }
-        }
-        dir.iter_mut().for_each(|v| *v = -*v);
-        let mut slope = dot(&grad, &dir);
-        if slope >= 0.0 {
-            // not a descent direction: fall back to steepest descent
-            for j in 0..d {
-                dir[j] = -grad[j];
-            }
-            slope = -dot(&grad, &grad);
-            s_hist.clear();
-            y_hist.clear();
-        }
-        let mut step = 1.0;
-        let mut accepted = false;
-        for _ in 0..60 {
-            for j in 0..d {
-                trial[j] = w[j] + step * dir[j];
-            }
-            let tv = f(&trial, &mut trial_grad);
-            if tv <= value + 1e-4 * step * slope {
-                let s: Vec<f64> = (0..d).map(|j| trial[j] - w[j]).collect();
-                let y: Vec<f64> = (0..d).map(|j| trial_grad[j] - grad[j]).collect();
-                if dot(&s, &y) > 1e-16 * norm(&s) * norm(&y) {
-                    if s_hist.len() == MEMORY {
-                        s_hist.remove(0);
-                        y_hist.remove(0);
-                    }
-                    s_hist.push(s);
-                    y_hist.push(y);
-                }
-                w.copy_from_slice(&trial);
-                grad.copy_from_slice(&trial_grad);
-                value = tv;
-                accepted = true;
-                break;
-            }
-            step *= 0.5;
-        }
-        if !accepted {
-            return it;
-        }
-    }
-    max_iter
-}
-
 /// Run Algorithm 1 (ADMM, or sADMM when `cfg.smoothing` is set) from `w0` (zeros by default).
 ///
 /// # Errors
@@ -410,39 +248,42 @@ pub fn solve(
     w0: Option<&[f64]>,
 ) -> Result<AdmmResult, AdmmError> {
     let (n, d) = (data.n(), data.d);
-    let settings = |e: String| AdmmError::Settings(e);
-    cfg.loss.validate().map_err(|e| settings(e.to_string()))?;
-    cfg.reg.validate().map_err(|e| settings(e.to_string()))?;
-    let sigma = cfg.weights.sigma(n).map_err(|e| settings(e.to_string()))?;
+    cfg.loss.validate()?;
+    cfg.reg.validate()?;
+    let sigma = cfg.weights.sigma(n)?;
     let convex = cfg.reg.weak_convexity() == 0.0
         && matches!(&sigma, Sigma::Fixed(s) if s.windows(2).all(|p| p[0] <= p[1]));
     let schedule = cfg
         .rho
         .unwrap_or_else(|| RhoSchedule::default_for(&sigma, convex));
-    schedule.validate().map_err(settings)?;
+    schedule.validate()?;
     if !(cfg.r.is_finite() && cfg.r >= 0.0) {
-        return Err(settings(format!("r must be >= 0, got {}", cfg.r)));
+        return Err(AdmmError::Setting {
+            name: "r",
+            requirement: ">= 0".into(),
+            got: cfg.r.to_string(),
+        });
     }
     if !(cfg.tol.is_finite() && cfg.tol > 0.0) {
-        return Err(settings(format!("tol must be > 0, got {}", cfg.tol)));
+        return Err(AdmmError::Setting {
+            name: "tol",
+            requirement: "> 0".into(),
+            got: cfg.tol.to_string(),
+        });
     }
     if let Some(gs) = &cfg.smoothing
         && !(gs.gamma0 > 0.0 && gs.floor > 0.0 && gs.gamma0 < cfg.reg.max_gamma())
     {
-        return Err(settings(format!(
-            "sADMM needs 0 < gamma < 1/c = {}, got gamma0 = {}, floor = {}",
-            cfg.reg.max_gamma(),
-            gs.gamma0,
-            gs.floor
-        )));
+        return Err(AdmmError::Setting {
+            name: "sADMM gamma",
+            requirement: format!("0 < gamma < 1/c = {}", cfg.reg.max_gamma()),
+            got: format!("gamma0 = {}, floor = {}", gs.gamma0, gs.floor),
+        });
     }
     let mut w = match w0 {
         Some(w0) if w0.len() == d => w0.to_vec(),
         Some(w0) => {
-            return Err(AdmmError::Data(format!(
-                "w0 has {} entries for {d} features",
-                w0.len()
-            )));
+            return Err(AdmmError::StartLength { got: w0.len(), d });
         }
         None => vec![0.0; d],
     };
@@ -484,9 +325,7 @@ pub fn solve(
             m[i] = u[i] - lambda[i] / rho;
         }
         let z_old = z.clone();
-        let stats = pava
-            .solve(&cfg.loss, &sigma, rho, &m, &mut z)
-            .map_err(|e| AdmmError::Data(format!("z-step: {e}")))?;
+        let stats = pava.solve(&cfg.loss, &sigma, rho, &m, &mut z)?;
         // w-step.
         for i in 0..n {
             c[i] = z[i] + lambda[i] / rho;
@@ -598,10 +437,10 @@ pub fn solve(
         };
         rho = schedule.next(k, rho, &progress);
         if !(rho.is_finite() && rho > 0.0) {
-            return Err(settings(format!(
-                "the rho schedule produced {rho} at iteration {}",
-                k + 1
-            )));
+            return Err(AdmmError::Schedule {
+                rho,
+                iteration: k + 1,
+            });
         }
     }
     let final_objective = history.last().map_or_else(

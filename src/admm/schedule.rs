@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::spec::{SpecError, SpecKind, count, numbers, require};
+
 /// How `rho` evolves over the ADMM iterations.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -141,30 +143,26 @@ impl RhoSchedule {
     /// Check that every parameter is positive and finite (factors `>= 1` where they grow).
     ///
     /// # Errors
-    /// A message naming the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
-        let pos = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!(
-                    "rho schedule: {name} must be a positive number, got {v}"
-                ))
-            }
+    /// [`SpecError::OutOfRange`] naming the bad parameter.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let check = |ok: bool, family, requirement, got: String| {
+            require(ok, SpecKind::RhoSchedule, family, requirement, || got)
+        };
+        let pos = |family, requirement, v: f64| {
+            check(v.is_finite() && v > 0.0, family, requirement, v.to_string())
         };
         match *self {
-            RhoSchedule::Fixed { rho } => pos("rho", rho),
-            RhoSchedule::Geometric { rho0, factor } => pos("rho0", rho0).and(pos("factor", factor)),
+            RhoSchedule::Fixed { rho } => pos("fixed", "rho > 0", rho),
+            RhoSchedule::Geometric { rho0, factor } => {
+                pos("geometric", "rho0 > 0", rho0)?;
+                pos("geometric", "factor > 0", factor)
+            }
             RhoSchedule::Stepped {
                 rho0, base, period, ..
             } => {
-                pos("rho0", rho0)?;
-                pos("base", base)?;
-                if period > 0 {
-                    Ok(())
-                } else {
-                    Err("rho schedule: period must be >= 1".into())
-                }
+                pos("stepped", "rho0 > 0", rho0)?;
+                pos("stepped", "base > 0", base)?;
+                check(period > 0, "stepped", "period >= 1", period.to_string())
             }
             RhoSchedule::Residual {
                 rho0,
@@ -172,10 +170,10 @@ impl RhoSchedule {
                 fast,
                 threshold,
             } => {
-                pos("rho0", rho0)?;
-                pos("slow", slow)?;
-                pos("fast", fast)?;
-                pos("threshold", threshold)
+                pos("residual", "rho0 > 0", rho0)?;
+                pos("residual", "slow > 0", slow)?;
+                pos("residual", "fast > 0", fast)?;
+                pos("residual", "threshold > 0", threshold)
             }
             RhoSchedule::Adaptive {
                 rho0,
@@ -183,24 +181,19 @@ impl RhoSchedule {
                 eps,
                 rho_max,
             } => {
-                pos("rho0", rho0)?;
-                pos("eps", eps)?;
-                pos("rho_max", rho_max)?;
-                if factor >= 1.0 {
-                    Ok(())
-                } else {
-                    Err(format!("rho schedule: factor must be >= 1, got {factor}"))
-                }
+                pos("adaptive", "rho0 > 0", rho0)?;
+                pos("adaptive", "eps > 0", eps)?;
+                pos("adaptive", "rho_max > 0", rho_max)?;
+                check(factor >= 1.0, "adaptive", "factor >= 1", factor.to_string())
             }
             RhoSchedule::Balanced { rho0, mu, tau } => {
-                pos("rho0", rho0)?;
-                if mu >= 1.0 && tau >= 1.0 && mu.is_finite() && tau.is_finite() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "rho schedule: balanced needs mu >= 1 and tau >= 1, got {mu}, {tau}"
-                    ))
-                }
+                pos("balanced", "rho0 > 0", rho0)?;
+                check(
+                    mu >= 1.0 && tau >= 1.0 && mu.is_finite() && tau.is_finite(),
+                    "balanced",
+                    "mu >= 1 and tau >= 1",
+                    format!("mu = {mu}, tau = {tau}"),
+                )
             }
         }
     }
@@ -311,7 +304,7 @@ impl fmt::Display for RhoSchedule {
 }
 
 impl FromStr for RhoSchedule {
-    type Err = String;
+    type Err = SpecError;
 
     /// `srm`, `aorr`, `ehrm` (Table 6), `fixed:RHO`, `geometric:RHO0,FACTOR`,
     /// `stepped:RHO0,BASE,OFFSET,PERIOD`, `residual:RHO0,SLOW,FAST,THRESHOLD`,
@@ -320,24 +313,8 @@ impl FromStr for RhoSchedule {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim().to_ascii_lowercase();
         let (name, args) = s.split_once(':').unwrap_or((&s, ""));
-        let nums: Vec<f64> = args
-            .split(',')
-            .filter(|a| !a.trim().is_empty())
-            .map(|a| {
-                a.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("rho schedule: '{a}' is not a number"))
-            })
-            .collect::<Result<_, _>>()?;
-        let need = |k: usize| {
-            if nums.len() == k {
-                Ok(())
-            } else {
-                Err(format!(
-                    "rho schedule {name} takes {k} numbers, got '{args}'"
-                ))
-            }
-        };
+        let nums = numbers(SpecKind::RhoSchedule, name, args)?;
+        let need = |k: usize| count(SpecKind::RhoSchedule, name, &nums, k, args);
         let sched = match name {
             "srm" if nums.is_empty() => RhoSchedule::SRM,
             "aorr" if nums.is_empty() => RhoSchedule::AORR,
@@ -395,9 +372,12 @@ impl FromStr for RhoSchedule {
                 }
             }
             other => {
-                return Err(format!(
-                    "unknown rho schedule '{other}': expected srm, aorr, ehrm, fixed:R, geometric:R0,F, stepped:R0,B,O,P, residual:R0,S,F,T, adaptive[:R0,F,EPS,MAX], balanced:R0,MU,TAU"
-                ));
+                return Err(SpecError::Unknown {
+                    kind: SpecKind::RhoSchedule,
+                    name: other.to_string(),
+                    expected: "srm, aorr, ehrm, fixed:R, geometric:R0,F, stepped:R0,B,O,P, \
+                               residual:R0,S,F,T, adaptive[:R0,F,EPS,MAX], balanced:R0,MU,TAU",
+                });
             }
         };
         sched.validate()?;

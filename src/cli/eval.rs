@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+use burn::module::Module;
 use burn::tensor::Device;
 
-use crate::cli::BackendArg;
+use crate::cli::args::{BackendArg, ImageArgs};
 use crate::cli::train::{Run, read_config};
-use crate::train::image::{EvalReport, ImageSource, evaluate_model};
-use crate::train::learner::ImageScorer;
-use crate::train::tasks::{TaskSets, build_chexpert, build_long_tailed, long_tailed_model};
+use crate::tasks::{ImageTask, seeded_device};
+use crate::train::run::{EvalReport, evaluate_model};
 
 /// Which set to score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -96,7 +96,8 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
     if args.backend.backend.is_some() {
         training.backend = args.backend.clone();
     }
-    let (_, device) = training.device().map_err(|x| e(&x))?;
+    let backend = training.backend.resolve().map_err(|x| e(&x))?;
+    let device = seeded_device(backend, training.seed).map_err(|x| e(&x))?;
     let target = Target {
         checkpoint: &checkpoint,
         split: args.split,
@@ -105,15 +106,8 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
         device: &device,
     };
     match &run {
-        Run::LongTailed(a) => {
-            let task = build_long_tailed(a).map_err(|x| e(&x))?;
-            target.score(long_tailed_model(&task, &device), &task)
-        }
-        Run::Chexpert(a) => {
-            let task = build_chexpert(a).map_err(|x| e(&x))?;
-            let model = rankrisk_models::DenseNet121Config::new().init(&device);
-            target.score(model, &task)
-        }
+        Run::LongTailed(a) => target.score(&a.task()),
+        Run::Chexpert(a) => target.score(&a.task()),
         Run::Tabular(_) => unreachable!("refused above"),
     }
 }
@@ -128,14 +122,14 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Load the checkpoint into `model` and score the chosen set of `sets`.
-    fn score<M: ImageScorer, B: ImageSource>(
-        &self,
-        model: M,
-        sets: &TaskSets<B>,
-    ) -> Result<EvalReport, String> {
+    /// Build the task's sets and model, load the checkpoint into the model and score the
+    /// chosen set.
+    fn score<T: ImageTask>(&self, task: &T) -> Result<EvalReport, String> {
+        let e = |e: &dyn std::fmt::Display| e.to_string();
+        let sets = task.build().map_err(|x| e(&x))?;
+        let model = task.model(&sets, self.device).map_err(|x| e(&x))?;
         let model = rankrisk_models::checkpoint::load(model, self.checkpoint)
-            .map_err(|e| e.to_string())?
+            .map_err(|x| e(&x))?
             .valid();
         let (source, name) = match self.split {
             Split::Test => (&sets.test, "test"),

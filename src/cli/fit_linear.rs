@@ -7,9 +7,9 @@ use std::time::Instant;
 use clap::Args;
 use rankrisk_datasets::{DataError, LabelColumn, Tabular, load_builtin, read_csv, read_libsvm};
 
+use crate::admm::baselines::{self, DcaConfig, Method, Problem, StochasticConfig};
 use crate::admm::linear::{self, AdmmConfig, LinearData};
 use crate::admm::{GammaSchedule, RhoSchedule};
-use crate::baselines::spectral::{self, DcaConfig, Method, Problem, StochasticConfig};
 use crate::loss::Loss;
 use crate::metrics::{Fairness, accuracy, fairness};
 use crate::regularizer::Regularizer;
@@ -273,7 +273,10 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
                     inner: args.inner,
                     lr: args.lr.unwrap_or(0.01),
                 };
-                (spectral::dca_aorr(&problem, &cfg)?, cfg.lr)
+                (
+                    baselines::dca_aorr(&problem, &cfg).map_err(|e| e.to_string())?,
+                    cfg.lr,
+                )
             } else {
                 let method = match solver.as_str() {
                     "sgd" => Method::Sgd,
@@ -286,11 +289,14 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
                 }
                 cfg.lr = match args.lr {
                     Some(lr) => lr,
-                    None => spectral::select_lr(&problem, &cfg)?,
+                    None => baselines::select_lr(&problem, &cfg).map_err(|e| e.to_string())?,
                 };
                 // The grid search is tuning, not solving: time the final run only.
                 start = Instant::now();
-                (spectral::stochastic(&problem, &cfg)?, cfg.lr)
+                (
+                    baselines::stochastic(&problem, &cfg).map_err(|e| e.to_string())?,
+                    cfg.lr,
+                )
             };
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             (res.w, res.objective, res.history.len(), Some(lr), history)
@@ -302,10 +308,10 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let train_scores = data_scores(&train, &w);
+    let train_scores = train.scores(&w);
     let (test_accuracy, test_fairness) = match &test {
         Some(t) => {
-            let s = data_scores(t, &w);
+            let s = t.scores(&w);
             (
                 accuracy(&s, &t.y),
                 t.group.as_ref().map(|g| fairness(&s, &t.y, g)),
@@ -331,13 +337,6 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         w,
         history,
     })
-}
-
-/// Scores `X w` of every row of `t`.
-pub(crate) fn data_scores(t: &Tabular, w: &[f64]) -> Vec<f64> {
-    (0..t.n())
-        .map(|i| crate::linalg::dot(t.row(i), w))
-        .collect()
 }
 
 /// Run `fit-linear`: print a summary line, write the JSON if asked.

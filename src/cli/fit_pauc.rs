@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::fit_linear::{DataArgs, data_scores, load_parts};
+use crate::cli::fit_linear::{DataArgs, load_parts};
 use crate::metrics::{pauc, roc_auc};
-use crate::pauc::agd::{AgdSbcdConfig, Budget, agd_sbcd_linear};
+use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
+use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::{AgdRecord, DualInit, PairData};
 
@@ -118,7 +119,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let beta: f64 = b
         .parse()
         .map_err(|_| format!("--fpr: '{b}' is not a number"))?;
-    crate::pauc::objective::RankRange::from_fpr(alpha, beta, 1)?;
+    crate::metrics::RankRange::from_fpr(alpha, beta, 1).map_err(|e| e.to_string())?;
     let (bi, bj) = pair(&args.batch, "batch")?;
     let i: usize = bi
         .parse()
@@ -127,7 +128,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         .parse()
         .map_err(|_| format!("--batch: '{bj}' is not a count"))?;
     let (train, test) = load_parts(&args.input, &[0.6, 0.4], args.seed)?;
-    let data = PairData::new(&train.x, &train.y, train.d)?;
+    let data = PairData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
     let w0 = vec![0.0; train.d];
     let start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
@@ -155,7 +156,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
                 common_blocks: args.common_blocks,
                 refresh_steps: 0,
             };
-            agd_sbcd_linear(&data, &w0, &cfg, budget)?
+            agd_sbcd_linear(&data, &w0, &cfg, budget).map_err(|e| e.to_string())?
         }
         "dca" | "prox-dca" | "mb" | "subgrad" => {
             let which = match solver.as_str() {
@@ -176,7 +177,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
                 j,
                 seed: args.seed,
             };
-            baselines::run(&data, &w0, which, &cfg)?
+            baselines::run(&data, &w0, which, &cfg).map_err(|e| e.to_string())?
         }
         other => {
             return Err(format!(
@@ -185,7 +186,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let score = |t: &rankrisk_datasets::Tabular| data_scores(t, &w);
+    let score = |t: &rankrisk_datasets::Tabular| t.scores(&w);
     let train_pauc = pauc(&score(&train), &train.y, alpha, beta).map_err(|e| e.to_string())?;
     let (test_pauc, test_auc) = match &test {
         Some(t) => {
@@ -197,7 +198,10 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         }
         None => (f64::NAN, f64::NAN),
     };
-    let objective = data.objective_grad(&w, args.surrogate, alpha, beta)?.0;
+    let objective = data
+        .objective_grad(&w, args.surrogate, alpha, beta)
+        .map_err(|e| e.to_string())?
+        .0;
     Ok(FitPaucReport {
         data: train.name.clone(),
         solver,
@@ -329,7 +333,7 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
         m,
         n,
     };
-    problem.validate()?;
+    problem.validate().map_err(|e| e.to_string())?;
     let w0 = vec![0.0; train.d];
     let start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
@@ -344,7 +348,7 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
                 j: args.batch,
                 seed: args.seed,
             };
-            agd_sorr(&problem, &w0, &cfg)?
+            agd_sorr(&problem, &w0, &cfg).map_err(|e| e.to_string())?
         }
         "dca" => dca_sorr(
             &problem,
@@ -356,7 +360,8 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
             },
             args.batch,
             args.seed,
-        )?,
+        )
+        .map_err(|e| e.to_string())?,
         "dca-changing" => dca_sorr(
             &problem,
             &w0,
@@ -367,7 +372,8 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
             },
             args.batch,
             args.seed,
-        )?,
+        )
+        .map_err(|e| e.to_string())?,
         other => {
             return Err(format!(
                 "unknown solver '{other}': expected agd, dca, dca-changing"
@@ -375,12 +381,12 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let acc = |t: &rankrisk_datasets::Tabular| crate::metrics::accuracy(&data_scores(t, &w), &t.y);
+    let acc = |t: &rankrisk_datasets::Tabular| crate::metrics::accuracy(&t.scores(&w), &t.y);
     let report = FitSorrReport {
         data: train.name.clone(),
         solver,
         range: [m, n],
-        objective: problem.objective(&w)?,
+        objective: problem.objective(&w).map_err(|e| e.to_string())?,
         train_accuracy: acc(&train),
         test_accuracy: test.as_ref().map_or(f64::NAN, acc),
         seconds,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::train::image::RunSummary;
+use crate::train::run::RunSummary;
 
 /// One point of a grid: each axis's key and the value it takes there, in the keys' order.
 pub type GridPoint = Vec<(String, Value)>;

@@ -20,10 +20,10 @@ use serde_json::{Map, Value};
 
 use super::grid::{self, GridPoint, GridRun};
 
-use crate::train::image::RunConfig;
-use crate::train::report::{ResultRow, markdown};
-use crate::train::tabular::{TabularArgs, run_tabular};
-use crate::train::tasks::{ChexpertArgs, LongTailedArgs, run_chexpert, run_long_tailed};
+use crate::cli::args::{ChexpertArgs, ImageArgs, LongTailedArgs, TabularArgs};
+use crate::tasks::ImageTask;
+use crate::tasks::report::{ResultRow, markdown};
+use crate::train::run::{RunConfig, RunSummary};
 
 /// The built-in default config (tabular sets, and Fashion-MNIST-LT when fetched).
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
@@ -272,7 +272,7 @@ fn resolve(run: &mut Run) -> Result<(), String> {
         Run::Chexpert(a) => &mut a.training,
         Run::Tabular(_) => return Ok(()),
     };
-    training.backend.backend = Some(training.backend.resolve()?);
+    training.backend.backend = Some(training.backend.resolve().map_err(|e| e.to_string())?);
     let method_default = RunConfig::new(training.method, PathBuf::new()).lr;
     training.lr.get_or_insert(method_default);
     training
@@ -385,8 +385,8 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
 /// The data label of an image run's results row.
 fn data_label(run: &Run) -> String {
     match run {
-        Run::LongTailed(a) => a.label(),
-        Run::Chexpert(a) => a.label(),
+        Run::LongTailed(a) => a.task().label(),
+        Run::Chexpert(a) => a.task().label(),
         Run::Tabular(_) => "tabular".into(),
     }
 }
@@ -395,16 +395,16 @@ fn data_label(run: &Run) -> String {
 ///
 /// # Errors
 /// As [`run_one`]; a tabular run is refused (it has no summary).
-fn run_image(run: &Run) -> Result<crate::train::image::RunSummary, String> {
+fn run_image(run: &Run) -> Result<RunSummary, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     match run {
         Run::LongTailed(a) => {
             save_config(&a.out, run)?;
-            run_long_tailed(a).map_err(|e| err(&e))
+            a.run().map_err(|e| err(&e))
         }
         Run::Chexpert(a) => {
             save_config(&a.out, run)?;
-            run_chexpert(a).map_err(|e| err(&e))
+            a.run().map_err(|e| err(&e))
         }
         Run::Tabular(_) => Err("a tabular run has no image summary".into()),
     }
@@ -417,7 +417,7 @@ fn run_image(run: &Run) -> Result<crate::train::image::RunSummary, String> {
 /// A message for an unwritable output folder, missing data, a bad setting or a refused batch.
 pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, String> {
     match run {
-        Run::Tabular(a) => run_tabular(a).map_err(|e| e.to_string()),
+        Run::Tabular(a) => a.task().run().map_err(|e| e.to_string()),
         image => Ok(vec![row(data_label(image), &run_image(image)?)]),
     }
 }
@@ -456,7 +456,7 @@ fn save_config(out: &Path, run: &Run) -> Result<(), String> {
     std::fs::write(out.join("config.toml"), text).map_err(|e| err(&e))
 }
 
-fn row(data: String, s: &crate::train::image::RunSummary) -> ResultRow {
+fn row(data: String, s: &RunSummary) -> ResultRow {
     ResultRow {
         data,
         method: format!("{} (epoch {})", s.config.method.name(), s.best.epoch),

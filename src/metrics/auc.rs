@@ -47,6 +47,9 @@ pub enum MetricError {
         /// Upper FPR.
         beta: f64,
     },
+    /// An FPR range over no negatives.
+    #[error("no negatives: the pAUC needs both classes")]
+    NoNegatives,
 }
 
 /// Scores split by class (labels > 0 are positive), checked.
@@ -92,6 +95,47 @@ fn check_range(alpha: f64, beta: f64) -> Result<(), MetricError> {
     }
 }
 
+/// The rank range `[lo, hi]` (in units of one negative) of an FPR range `[alpha, beta]` over
+/// `n_neg` negatives (`m = N- alpha` and `n = N- beta` of eq. (2)), and the weight of each
+/// descending rank under the fractional rule of the module docs. The metric and the pAUC
+/// objective (`crate::pauc::objective`) weight the negatives with it alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankRange {
+    /// `N- alpha` (the paper's m).
+    pub lo: f64,
+    /// `N- beta` (the paper's n).
+    pub hi: f64,
+}
+
+impl RankRange {
+    /// The range for FPRs `[alpha, beta]` and `n_neg` negatives.
+    ///
+    /// # Errors
+    /// [`MetricError::BadRange`] unless `0 <= alpha < beta <= 1`,
+    /// [`MetricError::NoNegatives`] for `n_neg = 0`.
+    pub fn from_fpr(alpha: f64, beta: f64, n_neg: usize) -> Result<Self, MetricError> {
+        check_range(alpha, beta)?;
+        if n_neg == 0 {
+            return Err(MetricError::NoNegatives);
+        }
+        Ok(RankRange {
+            lo: alpha * n_neg as f64,
+            hi: beta * n_neg as f64,
+        })
+    }
+
+    /// Weight of the (0-based) `j`-th largest negative: its overlap with `[lo, hi]`.
+    #[inline]
+    pub fn weight(&self, j: usize) -> f64 {
+        (self.hi.min((j + 1) as f64) - self.lo.max(j as f64)).max(0.0)
+    }
+
+    /// Descending ranks with a nonzero weight.
+    pub fn ranks(&self) -> std::ops::Range<usize> {
+        (self.lo.floor() as usize)..(self.hi.ceil() as usize)
+    }
+}
+
 /// For each negative score sorted descending, the credit `#{pos > s} + #{pos = s} / 2` from the
 /// positives, computed by one merge over the sorted positives.
 fn credits_desc(pos: &mut [f64], neg: &mut [f64]) -> Vec<f64> {
@@ -131,18 +175,10 @@ pub fn auc(scores: &[f64], labels: &[f64]) -> Result<f64, MetricError> {
 pub fn pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> Result<f64, MetricError> {
     check_range(alpha, beta)?;
     let (mut pos, mut neg) = split(scores, labels)?;
-    let (np, nn) = (pos.len() as f64, neg.len() as f64);
+    let range = RankRange::from_fpr(alpha, beta, neg.len())?;
     let credits = credits_desc(&mut pos, &mut neg);
-    let (lo, hi) = (alpha * nn, beta * nn);
-    let total: f64 = credits
-        .iter()
-        .enumerate()
-        .map(|(j, c)| {
-            let overlap = (hi.min((j + 1) as f64) - lo.max(j as f64)).max(0.0);
-            overlap * c
-        })
-        .sum();
-    Ok(total / (np * (hi - lo)))
+    let total: f64 = range.ranks().map(|j| range.weight(j) * credits[j]).sum();
+    Ok(total / (pos.len() as f64 * (range.hi - range.lo)))
 }
 
 /// One point of the ROC curve.

@@ -9,7 +9,7 @@
 pub mod auc;
 
 pub use auc::{
-    MetricError, RocPoint, auc as roc_auc, pauc, pauc_roc_area, roc_curve, two_way_pauc,
+    MetricError, RankRange, RocPoint, auc as roc_auc, pauc, pauc_roc_area, roc_curve, two_way_pauc,
 };
 
 /// Fraction of samples whose score has the sign of their label (a zero score predicts -1).

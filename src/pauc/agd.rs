@@ -8,7 +8,7 @@
 //! A model enters through [`SbcdModel`]: it scores a block at a point `v`, applies update (14)
 //! given the score coefficients of `G_v` (step 5), and forms linear combinations of points
 //! (the average `v_bar` of step 10 and the AGD step of Algorithm 2, line 5). The linear model
-//! ([`LinearModel`], [`agd_sbcd_linear`]) and a Burn module (`train::sbcd`) are the two
+//! ([`crate::pauc::linear`]) and a Burn module (`train::deep_sbcd`) are the two
 //! implementations; both run these same iterations.
 //!
 //! What is ours and not Algorithm 2's (each a field of [`AgdSbcdConfig`], documented there):
@@ -18,59 +18,12 @@
 use rankrisk_datasets::sampler::BlockSampler;
 use serde::{Deserialize, Serialize};
 
-use crate::pauc::objective::{PairLoss, RankRange};
+use crate::metrics::RankRange;
+use crate::pauc::error::PaucError;
+use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::{
-    AgdRecord, CallStats, DualInit, DualState, OuterDiagnostics, PairData, block_step, prox_update,
-    start_duals,
+    CallStats, DualInit, DualState, OuterDiagnostics, block_step, start_duals,
 };
-
-/// Why AGD-SBCD cannot start or go on.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SbcdError {
-    /// The FPR range is not `0 <= alpha < beta <= 1`, or a class is empty.
-    #[error("{0}")]
-    Range(String),
-    /// A step-size constant, scale or length is not positive.
-    #[error("{name} must be positive, got {value}")]
-    NotPositive {
-        /// The setting.
-        name: &'static str,
-        /// Its value.
-        value: f64,
-    },
-    /// The blocks do not fit the classes.
-    #[error("{0}")]
-    Blocks(String),
-    /// Scores for the dual start: wrong count or a non-finite value.
-    #[error(
-        "the dual start needs one finite score per training sample ({want}): got {got} \
-         scores, {non_finite} of them not finite (the model diverged?)"
-    )]
-    Scores {
-        /// Scores given.
-        got: usize,
-        /// Training samples.
-        want: usize,
-        /// Scores that are NaN or infinite.
-        non_finite: usize,
-    },
-    /// A block's score is NaN or infinite: the model diverged.
-    #[error("SBCD step {step}: score {value} is not finite (the model diverged)")]
-    NonFinite {
-        /// The sampler's step.
-        step: u64,
-        /// The score.
-        value: f64,
-    },
-    /// A saved state holds duals for another number of positives.
-    #[error("saved SBCD state holds {saved} duals, this training set has {positives} positives")]
-    State {
-        /// Duals in the saved state.
-        saved: usize,
-        /// Positives of this training set.
-        positives: usize,
-    },
-}
 
 /// Settings of AGD-SBCD, for linear and deep models alike.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -165,10 +118,10 @@ impl AgdSbcdConfig {
     /// `[m, n]`.
     ///
     /// # Errors
-    /// [`SbcdError::Range`] for a bad FPR range, [`SbcdError::NotPositive`] for a
+    /// [`PaucError::Range`] for a bad FPR range or no negatives, [`PaucError::NotPositive`] for a
     /// non-positive constant, scale, length or block size.
-    pub fn validate(&self, n_neg: usize) -> Result<RankRange, SbcdError> {
-        let range = RankRange::from_fpr(self.alpha, self.beta, n_neg).map_err(SbcdError::Range)?;
+    pub fn validate(&self, n_neg: usize) -> Result<RankRange, PaucError> {
+        let range = RankRange::from_fpr(self.alpha, self.beta, n_neg)?;
         for (name, value) in [
             ("c", self.c),
             ("c_dual", self.dual_constant()),
@@ -179,7 +132,7 @@ impl AgdSbcdConfig {
             ("j", self.j as f64),
         ] {
             if !(value.is_finite() && value > 0.0) {
-                return Err(SbcdError::NotPositive { name, value });
+                return Err(PaucError::NotPositive { name, value });
             }
         }
         Ok(range)
@@ -220,7 +173,7 @@ pub trait SbcdModel {
     /// A point of the parameter space (the model's parameters).
     type Point: Clone;
     /// The model's error; it must carry the solver's.
-    type Error: From<SbcdError>;
+    type Error: From<PaucError>;
 
     /// Scores of the samples `ids` (training-set ids) at `v`, in that order. A model that
     /// needs the forward pass for the gradient keeps it for the next
@@ -279,18 +232,24 @@ impl AgdSbcd {
     /// until [`AgdSbcd::init_duals`] sets them from the initial model's scores.
     ///
     /// # Errors
-    /// [`SbcdError`] for bad settings, one class only or blocks larger than a class.
-    pub fn new(cfg: AgdSbcdConfig, positive: &[bool]) -> Result<Self, SbcdError> {
+    /// [`PaucError`] for bad settings, one class only or blocks larger than a class.
+    pub fn new(cfg: AgdSbcdConfig, positive: &[bool]) -> Result<Self, PaucError> {
         let n_pos = positive.iter().filter(|&&p| p).count();
         let n_neg = positive.len() - n_pos;
-        if n_pos == 0 {
-            return Err(SbcdError::Range(format!(
-                "{n_pos} positives and {n_neg} negatives: the pAUC needs both classes"
-            )));
+        if n_pos == 0 || n_neg == 0 {
+            return Err(PaucError::OneClass {
+                positives: n_pos,
+                negatives: n_neg,
+            });
         }
         let range = cfg.validate(n_neg)?;
-        let sampler = BlockSampler::new(positive, cfg.i, cfg.j, cfg.seed)
-            .map_err(|e| SbcdError::Blocks(e.to_string()))?;
+        let sampler =
+            BlockSampler::new(positive, cfg.i, cfg.j, cfg.seed).map_err(|_| PaucError::Blocks {
+                i: cfg.i,
+                j: cfg.j,
+                positives: n_pos,
+                negatives: n_neg,
+            })?;
         let mut next = 0;
         let pos_index = positive
             .iter()
@@ -326,8 +285,8 @@ impl AgdSbcd {
     /// [`AgdSbcdConfig::dual_init`] says.
     ///
     /// # Errors
-    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
-    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+    /// [`PaucError::Scores`] for a wrong count or a non-finite score.
+    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), PaucError> {
         self.set_duals(self.cfg.dual_init, scores)
     }
 
@@ -335,14 +294,14 @@ impl AgdSbcd {
     /// [`crate::pauc::sbcd::exact_duals`]).
     ///
     /// # Errors
-    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
-    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+    /// [`PaucError::Scores`] for a wrong count or a non-finite score.
+    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), PaucError> {
         self.set_duals(DualInit::Exact, scores)
     }
 
-    fn set_duals(&mut self, init: DualInit, scores: &[f64]) -> Result<(), SbcdError> {
+    fn set_duals(&mut self, init: DualInit, scores: &[f64]) -> Result<(), PaucError> {
         if scores.len() != self.pos_index.len() || scores.iter().any(|s| !s.is_finite()) {
-            return Err(SbcdError::Scores {
+            return Err(PaucError::Scores {
                 got: scores.len(),
                 want: self.pos_index.len(),
                 non_finite: scores.iter().filter(|s| !s.is_finite()).count(),
@@ -384,11 +343,11 @@ impl AgdSbcd {
     /// Restore a saved state.
     ///
     /// # Errors
-    /// [`SbcdError::State`] when it holds duals for another number of positives.
-    pub fn restore(&mut self, state: SbcdState) -> Result<(), SbcdError> {
+    /// [`PaucError::State`] when it holds duals for another number of positives.
+    pub fn restore(&mut self, state: SbcdState) -> Result<(), PaucError> {
         for saved in [state.duals_m.lambda.len(), state.duals_n.lambda.len()] {
             if saved != self.n_pos {
-                return Err(SbcdError::State {
+                return Err(PaucError::State {
                     saved,
                     positives: self.n_pos,
                 });
@@ -404,7 +363,7 @@ impl AgdSbcd {
     /// loss, the CPU seconds and what the call did; the duals' average is left in the state.
     ///
     /// # Errors
-    /// The model's error, or [`SbcdError::NonFinite`] for a non-finite score.
+    /// The model's error, or [`PaucError::NonFinite`] for a non-finite score.
     pub fn algorithm1<S: SbcdModel>(
         &mut self,
         model: &mut S,
@@ -442,7 +401,7 @@ impl AgdSbcd {
             let ids: Vec<usize> = pos.iter().chain(&neg).copied().collect();
             let scores = model.scores(&v, &ids)?;
             if let Some(&bad) = scores.iter().find(|s| !s.is_finite()) {
-                return Err(SbcdError::NonFinite {
+                return Err(PaucError::NonFinite {
                     step: self.sampler.step,
                     value: bad,
                 }
@@ -545,184 +504,4 @@ impl AgdSbcd {
             },
         })
     }
-}
-
-/// The linear scorer `s(x) = w^T x` over [`PairData`] as an [`SbcdModel`]: training-set ids
-/// are the positives `0..N+` followed by the negatives.
-#[derive(Debug, Clone)]
-pub struct LinearModel<'a> {
-    data: &'a PairData,
-    last: Vec<usize>,
-}
-
-impl<'a> LinearModel<'a> {
-    /// The model over `data`.
-    pub fn new(data: &'a PairData) -> Self {
-        LinearModel {
-            data,
-            last: Vec::new(),
-        }
-    }
-
-    /// `positive[id]` in this model's id order.
-    pub fn labels(&self) -> Vec<bool> {
-        let (p, n) = (self.data.n_pos(), self.data.n_neg());
-        std::iter::repeat_n(true, p)
-            .chain(std::iter::repeat_n(false, n))
-            .collect()
-    }
-
-    /// Scores of every sample at `w`, in id order.
-    pub fn all_scores(&self, w: &[f64]) -> Vec<f64> {
-        let (sp, sn) = self.data.scores(w);
-        sp.into_iter().chain(sn).collect()
-    }
-
-    fn split(&self, ids: &[usize]) -> (Vec<usize>, Vec<usize>) {
-        let n_pos = self.data.n_pos();
-        let (mut pos, mut neg) = (Vec::new(), Vec::new());
-        for &id in ids {
-            if id < n_pos {
-                pos.push(id)
-            } else {
-                neg.push(id - n_pos)
-            }
-        }
-        (pos, neg)
-    }
-}
-
-impl SbcdModel for LinearModel<'_> {
-    type Point = Vec<f64>;
-    type Error = SbcdError;
-
-    fn scores(&mut self, v: &Vec<f64>, ids: &[usize]) -> Result<Vec<f64>, SbcdError> {
-        let n_pos = self.data.n_pos();
-        let d = self.data.d;
-        self.last = ids.to_vec();
-        Ok(ids
-            .iter()
-            .map(|&id| {
-                let row = if id < n_pos {
-                    &self.data.pos[id * d..(id + 1) * d]
-                } else {
-                    &self.data.neg[(id - n_pos) * d..(id - n_pos + 1) * d]
-                };
-                crate::linalg::dot(row, v)
-            })
-            .collect())
-    }
-
-    fn prox_step(
-        &mut self,
-        mut v: Vec<f64>,
-        w: &Vec<f64>,
-        coef: &[f64],
-        eta: f64,
-        mu: f64,
-    ) -> Result<Vec<f64>, SbcdError> {
-        let n_pos = self.data.n_pos();
-        let (pos, neg) = self.split(&self.last);
-        let (mut cp, mut cn) = (Vec::new(), Vec::new());
-        for (&id, &c) in self.last.iter().zip(coef) {
-            if id < n_pos { cp.push(c) } else { cn.push(c) }
-        }
-        let mut g = vec![0.0; self.data.d];
-        self.data.add_rows(&mut g, &pos, &cp, &neg, &cn);
-        prox_update(&mut v, w, &g, eta, mu);
-        Ok(v)
-    }
-
-    fn combine(&self, terms: &[(f64, &Vec<f64>)]) -> Vec<f64> {
-        let mut out = vec![0.0; self.data.d];
-        for (a, p) in terms {
-            for (o, x) in out.iter_mut().zip(p.iter()) {
-                *o += a * x;
-            }
-        }
-        out
-    }
-}
-
-/// How long a linear AGD-SBCD run goes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum Budget {
-    /// This many outer iterations (Algorithm 2's K).
-    Outer(usize),
-    /// Sample visits / (N+ + N-) up to this many epochs; the last outer iteration is cut to
-    /// fit.
-    Epochs(f64),
-}
-
-/// Algorithm 2 (AGD) with SBCD inner solves for a linear model from `w0`; returns the final `w`
-/// and the history (one record per outer iteration, with the epochs used so far). (The
-/// theory outputs `v_bar_n` at a random iteration; the final iterate is what the history
-/// describes.)
-///
-/// # Errors
-/// [`SbcdError`] for bad settings; a message from the objective for a degenerate problem.
-pub fn agd_sbcd_linear(
-    data: &PairData,
-    w0: &[f64],
-    cfg: &AgdSbcdConfig,
-    budget: Budget,
-) -> Result<(Vec<f64>, Vec<AgdRecord>), String> {
-    let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
-    let cfg = AgdSbcdConfig {
-        i: cfg.i.min(n_pos),
-        j: cfg.j.min(n_neg),
-        ..*cfg
-    };
-    let mut model = LinearModel::new(data);
-    let mut solver = AgdSbcd::new(cfg, &model.labels()).map_err(|e| e.to_string())?;
-    let mut w = w0.to_vec();
-    solver
-        .init_duals(&model.all_scores(&w))
-        .map_err(|e| e.to_string())?;
-    let per_step = solver.samples_per_step() as f64;
-    let n_total = (n_pos + n_neg) as f64;
-    let mut steps_left = match budget {
-        Budget::Outer(k) => (k > 0).then_some(usize::MAX),
-        Budget::Epochs(e) => {
-            let steps = (e * n_total / per_step).floor();
-            (steps >= solver.calls() as f64).then_some(steps as usize)
-        }
-    };
-    let max_outer = match budget {
-        Budget::Outer(k) => k,
-        Budget::Epochs(_) => usize::MAX,
-    };
-    let start = std::time::Instant::now();
-    let mut history = Vec::new();
-    let mut steps_done = 0usize;
-    while let Some(left) = steps_left {
-        if cfg.dual_refresh && solver.state.k > 0 {
-            solver
-                .reset_duals(&model.all_scores(&w))
-                .map_err(|e| e.to_string())?;
-        }
-        let step = solver
-            .outer_step(&mut model, &w, left)
-            .map_err(|e| e.to_string())?;
-        w = step.w;
-        steps_done += step.record.steps;
-        let (objective, pauc) = data.evaluate(&w, cfg.loss, cfg.alpha, cfg.beta)?;
-        history.push(AgdRecord {
-            iter: step.record.k,
-            epochs: steps_done as f64 * per_step / n_total,
-            objective,
-            pauc,
-            seconds: start.elapsed().as_secs_f64(),
-            sbcd: Some(step.record.diagnostics),
-        });
-        steps_left = match budget {
-            Budget::Outer(_) if history.len() >= max_outer => None,
-            Budget::Outer(_) => Some(usize::MAX),
-            // A remainder smaller than one step per call is left unused.
-            Budget::Epochs(_) => left
-                .checked_sub(step.record.steps)
-                .filter(|&l| l >= solver.calls()),
-        };
-    }
-    Ok((w, history))
 }

@@ -9,8 +9,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use crate::pauc::agd::Budget;
-use crate::pauc::objective::{PairLoss, RankRange, objective_and_score_grad};
+use crate::metrics::RankRange;
+use crate::pauc::error::PaucError;
+use crate::pauc::linear::Budget;
+use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::pauc::sbcd::{AgdRecord, DualState, PairData, PairSampler, block_step};
 
 /// Which baseline.
@@ -88,7 +90,7 @@ fn record(
     iter: usize,
     epochs: f64,
     start: &Instant,
-) -> Result<AgdRecord, String> {
+) -> Result<AgdRecord, PaucError> {
     let (objective, pauc) = data.evaluate(w, cfg.loss, cfg.alpha, cfg.beta)?;
     Ok(AgdRecord {
         iter,
@@ -104,13 +106,13 @@ fn record(
 /// (DCA) or epoch.
 ///
 /// # Errors
-/// A message for a bad FPR range.
+/// [`PaucError`] for a bad FPR range or a diverged iterate.
 pub fn run(
     data: &PairData,
     w0: &[f64],
     which: Baseline,
     cfg: &BaselineConfig,
-) -> Result<(Vec<f64>, Vec<AgdRecord>), String> {
+) -> Result<(Vec<f64>, Vec<AgdRecord>), PaucError> {
     let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
     let d = data.d;
     let range = RankRange::from_fpr(cfg.alpha, cfg.beta, n_neg)?;

@@ -11,6 +11,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::metrics::RankRange;
+use crate::pauc::error::PaucError;
+use crate::spec::{SpecError, SpecKind};
+
 /// A pairwise surrogate `l(t)` of the indicator `1(t <= 0)`, `t = h(x+) - h(x-)`; convex and
 /// nonincreasing.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -55,57 +59,17 @@ impl fmt::Display for PairLoss {
 }
 
 impl FromStr for PairLoss {
-    type Err = String;
+    type Err = SpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
             "logistic" => Ok(PairLoss::Logistic),
             "sqhinge" | "squared_hinge" | "squared-hinge" => Ok(PairLoss::SquaredHinge),
-            other => Err(format!(
-                "unknown pairwise surrogate '{other}': expected logistic, sqhinge"
-            )),
+            other => Err(SpecError::Unknown {
+                kind: SpecKind::PairLoss,
+                name: other.to_string(),
+                expected: "logistic, sqhinge",
+            }),
         }
-    }
-}
-
-/// The rank range `[lo, hi]` (in units of one negative) of an FPR range `[alpha, beta]` over
-/// `n_neg` negatives, and the weight of each descending rank.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RankRange {
-    /// `N- alpha` (the paper's m).
-    pub lo: f64,
-    /// `N- beta` (the paper's n).
-    pub hi: f64,
-}
-
-impl RankRange {
-    /// The range for FPRs `[alpha, beta]` and `n_neg` negatives.
-    ///
-    /// # Errors
-    /// A message unless `0 <= alpha < beta <= 1` and `n_neg > 0`.
-    pub fn from_fpr(alpha: f64, beta: f64, n_neg: usize) -> Result<Self, String> {
-        if !(alpha.is_finite() && beta.is_finite() && 0.0 <= alpha && alpha < beta && beta <= 1.0) {
-            return Err(format!(
-                "FPR range needs 0 <= alpha < beta <= 1, got alpha = {alpha}, beta = {beta}"
-            ));
-        }
-        if n_neg == 0 {
-            return Err("no negatives: the pAUC needs both classes".into());
-        }
-        Ok(RankRange {
-            lo: alpha * n_neg as f64,
-            hi: beta * n_neg as f64,
-        })
-    }
-
-    /// Weight of the (0-based) `j`-th largest negative: its overlap with `[lo, hi]`.
-    #[inline]
-    pub fn weight(&self, j: usize) -> f64 {
-        (self.hi.min((j + 1) as f64) - self.lo.max(j as f64)).max(0.0)
-    }
-
-    /// Descending ranks with a nonzero weight.
-    pub fn ranks(&self) -> std::ops::Range<usize> {
-        (self.lo.floor() as usize)..(self.hi.ceil() as usize)
     }
 }
 
@@ -113,20 +77,29 @@ impl RankRange {
 /// with respect to every score (positives first, then negatives, in the input order).
 ///
 /// # Errors
-/// A message for an empty class, a bad range, or a NaN/infinite score.
+/// [`PaucError::OneClass`] for an empty class, [`PaucError::Range`] for a bad range,
+/// [`PaucError::NonFiniteScore`] for a NaN/infinite score.
 pub fn objective_and_score_grad(
     pos: &[f64],
     neg: &[f64],
     loss: PairLoss,
     alpha: f64,
     beta: f64,
-) -> Result<(f64, Vec<f64>, Vec<f64>), String> {
-    if pos.is_empty() {
-        return Err("no positives: the pAUC needs both classes".into());
+) -> Result<(f64, Vec<f64>, Vec<f64>), PaucError> {
+    if pos.is_empty() || neg.is_empty() {
+        return Err(PaucError::OneClass {
+            positives: pos.len(),
+            negatives: neg.len(),
+        });
     }
     let range = RankRange::from_fpr(alpha, beta, neg.len())?;
-    if let Some(i) = pos.iter().chain(neg).position(|s| !s.is_finite()) {
-        return Err(format!("score {i} is not finite"));
+    if let Some((index, &value)) = pos
+        .iter()
+        .chain(neg)
+        .enumerate()
+        .find(|(_, s)| !s.is_finite())
+    {
+        return Err(PaucError::NonFiniteScore { index, value });
     }
     let mut order: Vec<usize> = (0..neg.len()).collect();
     order.sort_by(|&a, &b| neg[b].total_cmp(&neg[a]).then(a.cmp(&b)));
@@ -154,16 +127,18 @@ pub fn objective_and_score_grad(
 /// The SoRR loss `phi_n(S) - phi_m(S)` (eq. 7): the sum of the (m+1)-th .. n-th largest entries.
 ///
 /// # Errors
-/// A message unless `m < n <= S.len()` and every entry is finite.
-pub fn sorr(losses: &[f64], m: usize, n: usize) -> Result<f64, String> {
+/// [`PaucError::SorrRanks`] unless `m < n <= S.len()`, [`PaucError::NonFiniteScore`] for a
+/// NaN/infinite entry.
+pub fn sorr(losses: &[f64], m: usize, n: usize) -> Result<f64, PaucError> {
     if !(m < n && n <= losses.len()) {
-        return Err(format!(
-            "SoRR needs m < n <= {}, got m = {m}, n = {n}",
-            losses.len()
-        ));
+        return Err(PaucError::SorrRanks {
+            m,
+            n,
+            len: losses.len(),
+        });
     }
-    if losses.iter().any(|v| !v.is_finite()) {
-        return Err("a loss is not finite".into());
+    if let Some((index, &value)) = losses.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(PaucError::NonFiniteScore { index, value });
     }
     let mut sorted = losses.to_vec();
     sorted.sort_by(|a, b| b.total_cmp(a));

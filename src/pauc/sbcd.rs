@@ -10,8 +10,11 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use crate::linalg::dot;
+use rankrisk_datasets::tabular::row_scores;
+
+use crate::pauc::error::PaucError;
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
+use crate::vector::dot;
 
 /// Per-positive duals `lambda_i` of (12)-(13) and the running sum for their average.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -285,14 +288,14 @@ impl PairData {
     /// Split rows by label (`y > 0` positive).
     ///
     /// # Errors
-    /// A message when a class is empty or shapes disagree.
-    pub fn new(x: &[f64], y: &[f64], d: usize) -> Result<Self, String> {
+    /// [`PaucError::Shape`] when shapes disagree, [`PaucError::OneClass`] when a class is empty.
+    pub fn new(x: &[f64], y: &[f64], d: usize) -> Result<Self, PaucError> {
         if d == 0 || x.len() != y.len() * d {
-            return Err(format!(
-                "{} values for {} rows of {d} features",
-                x.len(),
-                y.len()
-            ));
+            return Err(PaucError::Shape {
+                values: x.len(),
+                rows: y.len(),
+                d,
+            });
         }
         let mut pos = Vec::new();
         let mut neg = Vec::new();
@@ -304,11 +307,10 @@ impl PairData {
             }
         }
         if pos.is_empty() || neg.is_empty() {
-            return Err(format!(
-                "{} positives and {} negatives: the pAUC needs both classes",
-                pos.len() / d,
-                neg.len() / d
-            ));
+            return Err(PaucError::OneClass {
+                positives: pos.len() / d,
+                negatives: neg.len() / d,
+            });
         }
         Ok(PairData { pos, neg, d })
     }
@@ -339,8 +341,8 @@ impl PairData {
     /// Scores of all positives and negatives.
     pub fn scores(&self, w: &[f64]) -> (Vec<f64>, Vec<f64>) {
         (
-            self.pos.chunks_exact(self.d).map(|r| dot(r, w)).collect(),
-            self.neg.chunks_exact(self.d).map(|r| dot(r, w)).collect(),
+            row_scores(&self.pos, self.d, w),
+            row_scores(&self.neg, self.d, w),
         )
     }
 
@@ -373,34 +375,29 @@ impl PairData {
     /// Objective (3) and normalized pAUC at `w`, for the histories.
     ///
     /// # Errors
-    /// A message when `w` or the objective is not finite (a diverged solver stops here, at
-    /// its first record), or as [`objective_and_score_grad`].
+    /// [`PaucError::IterateDiverged`] / [`PaucError::ObjectiveDiverged`] when `w` or the
+    /// objective is not finite (a diverged solver stops here, at its first record), or as
+    /// [`objective_and_score_grad`].
     pub fn evaluate(
         &self,
         w: &[f64],
         loss: PairLoss,
         alpha: f64,
         beta: f64,
-    ) -> Result<(f64, f64), String> {
-        if let Some(j) = w.iter().position(|v| !v.is_finite()) {
-            return Err(format!(
-                "the iterate diverged: w[{j}] = {} (lower the step size)",
-                w[j]
-            ));
+    ) -> Result<(f64, f64), PaucError> {
+        if let Some((index, &value)) = w.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(PaucError::IterateDiverged { index, value });
         }
         let (objective, _) = self.objective_grad(w, loss, alpha, beta)?;
         if !objective.is_finite() {
-            return Err(format!(
-                "the objective diverged to {objective} (lower the step size)"
-            ));
+            return Err(PaucError::ObjectiveDiverged { value: objective });
         }
         let (sp, sn) = self.scores(w);
         let labels: Vec<f64> = std::iter::repeat_n(1.0, sp.len())
             .chain(std::iter::repeat_n(-1.0, sn.len()))
             .collect();
         let scores: Vec<f64> = sp.into_iter().chain(sn).collect();
-        let pauc =
-            crate::metrics::pauc(&scores, &labels, alpha, beta).map_err(|e| e.to_string())?;
+        let pauc = crate::metrics::pauc(&scores, &labels, alpha, beta)?;
         Ok((objective, pauc))
     }
 
@@ -414,7 +411,7 @@ impl PairData {
         loss: PairLoss,
         alpha: f64,
         beta: f64,
-    ) -> Result<(f64, Vec<f64>), String> {
+    ) -> Result<(f64, Vec<f64>), PaucError> {
         let (sp, sn) = self.scores(w);
         let (value, gp, gn) = objective_and_score_grad(&sp, &sn, loss, alpha, beta)?;
         let mut g = vec![0.0; self.d];

@@ -9,9 +9,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use crate::linalg::dot;
 use crate::loss::Loss;
+use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::prox_update;
+use crate::vector::dot;
 
 /// A SoRR problem: rows, labels (+1/-1), the individual loss of the margin `-y w.x`, range.
 #[derive(Debug, Clone)]
@@ -47,21 +48,23 @@ impl SorrProblem<'_> {
     /// Check the range and shapes.
     ///
     /// # Errors
-    /// A message unless `m < n <= N` and the shapes agree.
-    pub fn validate(&self) -> Result<(), String> {
+    /// [`PaucError::Shape`] when the shapes disagree, [`PaucError::SorrRanks`] unless
+    /// `m < n <= N`.
+    pub fn validate(&self) -> Result<(), PaucError> {
         let big_n = self.y.len();
         if self.d == 0 || self.x.len() != big_n * self.d {
-            return Err(format!(
-                "{} values for {big_n} rows of {} features",
-                self.x.len(),
-                self.d
-            ));
+            return Err(PaucError::Shape {
+                values: self.x.len(),
+                rows: big_n,
+                d: self.d,
+            });
         }
         if !(self.m < self.n && self.n <= big_n) {
-            return Err(format!(
-                "SoRR range needs m < n <= {big_n}, got m = {}, n = {}",
-                self.m, self.n
-            ));
+            return Err(PaucError::SorrRanks {
+                m: self.m,
+                n: self.n,
+                len: big_n,
+            });
         }
         Ok(())
     }
@@ -80,7 +83,7 @@ impl SorrProblem<'_> {
     ///
     /// # Errors
     /// As [`crate::pauc::objective::sorr`].
-    pub fn objective(&self, w: &[f64]) -> Result<f64, String> {
+    pub fn objective(&self, w: &[f64]) -> Result<f64, PaucError> {
         Ok(
             crate::pauc::objective::sorr(&self.losses(w), self.m, self.n)?
                 / (self.n - self.m) as f64,
@@ -176,12 +179,12 @@ fn sgd_prox(
 /// AGD (Algorithm 2) with Algorithm 3 inner solves, from `w0`.
 ///
 /// # Errors
-/// A message for an invalid range or shapes.
+/// [`PaucError`] for an invalid range or shapes, or a non-finite loss.
 pub fn agd_sorr(
     p: &SorrProblem<'_>,
     w0: &[f64],
     cfg: &SorrConfig,
-) -> Result<(Vec<f64>, Vec<SorrRecord>), String> {
+) -> Result<(Vec<f64>, Vec<SorrRecord>), PaucError> {
     p.validate()?;
     let big_n = p.y.len() as f64;
     let (mu, gamma) = (cfg.mu_scale / big_n, cfg.gamma_scale / big_n);
@@ -241,7 +244,7 @@ pub enum DcaSteps {
 /// dual of `phi_n` as in Algorithm 4 with N+ = 1) on `phi_n(S(w)) - xi_k . w`.
 ///
 /// # Errors
-/// A message for an invalid range or shapes.
+/// [`PaucError`] for an invalid range or shapes, or a non-finite loss.
 pub fn dca_sorr(
     p: &SorrProblem<'_>,
     w0: &[f64],
@@ -249,7 +252,7 @@ pub fn dca_sorr(
     steps: DcaSteps,
     j: usize,
     seed: u64,
-) -> Result<(Vec<f64>, Vec<SorrRecord>), String> {
+) -> Result<(Vec<f64>, Vec<SorrRecord>), PaucError> {
     p.validate()?;
     let big_n = p.y.len();
     let mut rng = StdRng::seed_from_u64(seed);

@@ -12,41 +12,15 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use burn::module::{Module, ModuleDisplay};
+use burn::module::Module;
 use burn::tensor::activation::softplus;
 use burn::tensor::{Tensor, TensorData};
 use burn::train::{InferenceStep, RegressionOutput, TrainOutput, TrainStep};
 use rankrisk_datasets::batcher::ImageBatch;
-use rankrisk_models::{DenseNet121, LinearScorer, ResNet20};
+use rankrisk_models::Scorer;
 
 use crate::bridge::{scores_to_cpu, surrogate};
 use crate::train::objective::Objective;
-
-/// A module that gives one score per image.
-pub trait ImageScorer: Module + ModuleDisplay {
-    /// Scores of `[batch, channels, height, width]` images: `[batch]`.
-    fn score_images(&self, x: Tensor<4>) -> Tensor<1>;
-}
-
-impl ImageScorer for ResNet20 {
-    fn score_images(&self, x: Tensor<4>) -> Tensor<1> {
-        self.score(x)
-    }
-}
-
-impl ImageScorer for DenseNet121 {
-    fn score_images(&self, x: Tensor<4>) -> Tensor<1> {
-        self.score(x)
-    }
-}
-
-impl ImageScorer for LinearScorer {
-    /// The pixels flattened to one feature vector per image.
-    fn score_images(&self, x: Tensor<4>) -> Tensor<1> {
-        let [b, c, h, w] = x.dims();
-        self.forward(x.reshape([b, c * h * w]))
-    }
-}
 
 /// An objective shared between the Learner's copies of the module (it clones the module; the
 /// CPU state must stay one).
@@ -81,7 +55,7 @@ pub struct ObjectiveModel<M, O: Send + 'static> {
     pub objective: SharedObjective<O>,
 }
 
-impl<M: ImageScorer, O: Objective + Clone + fmt::Debug + Send + 'static> ObjectiveModel<M, O> {
+impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> ObjectiveModel<M, O> {
     /// Wrap `model` with `objective`.
     pub fn new(model: M, objective: O) -> Self {
         ObjectiveModel {
@@ -102,14 +76,14 @@ impl<M: ImageScorer, O: Objective + Clone + fmt::Debug + Send + 'static> Objecti
     }
 }
 
-impl<M: ImageScorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
+impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
     for ObjectiveModel<M, O>
 {
     type Input = ImageBatch;
     type Output = RegressionOutput;
 
     fn step(&self, batch: ImageBatch) -> TrainOutput<RegressionOutput> {
-        let scores = self.model.score_images(batch.inputs);
+        let scores = self.model.score(batch.inputs);
         let cpu = scores_to_cpu(scores.clone()).unwrap_or_else(|e| panic!("{e}"));
         let g = self
             .objective
@@ -124,14 +98,14 @@ impl<M: ImageScorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainSt
     }
 }
 
-impl<M: ImageScorer, O: Objective + Clone + fmt::Debug + Send + 'static> InferenceStep
+impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> InferenceStep
     for ObjectiveModel<M, O>
 {
     type Input = ImageBatch;
     type Output = RegressionOutput;
 
     fn step(&self, batch: ImageBatch) -> RegressionOutput {
-        let scores = self.model.score_images(batch.inputs);
+        let scores = self.model.score(batch.inputs);
         let loss = softplus(scores.clone().neg() * batch.labels, 1.0).mean();
         let loss: f32 = loss.into_scalar();
         Self::outputs(scores, &batch.targets, loss)

@@ -1,8 +1,13 @@
 //! The interface between a training loop and an objective: scores, labels and sample ids of a
-//! batch in, the per-sample gradient `dL/ds` and the loss value out. The surrogate bridge
+//! batch in, the per-sample gradient `dL/ds` and the loss value out (eq. (1) of the rank-based
+//! paper for ERM, the objectives of the other modules for the rest). The surrogate bridge
 //! ([`crate::bridge::surrogate`]) turns the gradient into parameter gradients on the device.
 
+use crate::admm::AdmmError;
+use crate::bridge::BridgeError;
 use crate::loss::Loss;
+use crate::pauc::PaucError;
+use crate::spec::SpecError;
 
 /// Why an objective refused a batch.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -41,15 +46,52 @@ pub enum TrainError {
         /// Its value.
         value: f64,
     },
-    /// The objective cannot be built from these settings or this data.
-    #[error("{0}")]
-    Settings(String),
-    /// AGD-SBCD's settings, duals or scores.
+    /// A setting of the objective outside its range.
+    #[error("{name} needs {requirement}, got {got}")]
+    Setting {
+        /// The setting.
+        name: &'static str,
+        /// The allowed range.
+        requirement: &'static str,
+        /// The value given.
+        got: String,
+    },
+    /// A batch without one of the classes, for an objective that pairs them.
+    #[error(
+        "the mini-batch pAUC needs both classes in every batch ({positives} positives, \
+         {negatives} negatives); use a sampler that guarantees them"
+    )]
+    OneClassBatch {
+        /// Positives in the batch.
+        positives: usize,
+        /// Negatives in the batch.
+        negatives: usize,
+    },
+    /// A saved state for another training set.
+    #[error("saved ADMM state holds {saved} samples and rho {rho}, this run has {n}")]
+    State {
+        /// Samples in the saved state.
+        saved: usize,
+        /// Its penalty.
+        rho: f64,
+        /// Samples of this run.
+        n: usize,
+    },
+    /// Update (14) was asked for before a block was scored (a caller's ordering mistake).
+    #[error("update (14) before a block was scored")]
+    UnscoredBlock,
+    /// The loss, weights or schedule of the objective.
     #[error(transparent)]
-    Sbcd(#[from] crate::pauc::agd::SbcdError),
+    Spec(#[from] SpecError),
+    /// The rank-based solver's z-step or penalty schedule (deep ADMM).
+    #[error(transparent)]
+    Admm(#[from] AdmmError),
+    /// AGD-SBCD's settings, duals or scores, or the pAUC objective.
+    #[error(transparent)]
+    Pauc(#[from] PaucError),
     /// Scores could not be read back or a gradient could not be attached.
     #[error(transparent)]
-    Bridge(#[from] crate::bridge::BridgeError),
+    Bridge(#[from] BridgeError),
 }
 
 /// What an objective returns for a batch.
@@ -143,5 +185,59 @@ impl Objective for Erm {
             loss: loss / b,
             grad,
         })
+    }
+}
+
+/// Central differences of an objective's batch loss against its returned gradient (the
+/// objective is cloned so that state updates do not move the point).
+#[cfg(test)]
+pub(crate) fn check_fd(obj: &(impl Objective + Clone), s: &[f64], y: &[f64]) {
+    let ids: Vec<usize> = (0..s.len()).collect();
+    let g = obj.clone().batch_gradient(s, y, &ids).unwrap();
+    for i in 0..s.len() {
+        let h = 1e-6;
+        let (mut sp, mut sm) = (s.to_vec(), s.to_vec());
+        sp[i] += h;
+        sm[i] -= h;
+        let fp = obj.clone().batch_gradient(&sp, y, &ids).unwrap().loss;
+        let fm = obj.clone().batch_gradient(&sm, y, &ids).unwrap().loss;
+        let fd = (fp - fm) / (2.0 * h);
+        assert!(
+            (fd - f64::from(g.grad[i])).abs() < 1e-5,
+            "{i}: {fd} vs {}",
+            g.grad[i]
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logistic_erm_gradient_matches_finite_differences() {
+        let s = [0.3, -2.0, 40.0, -800.0];
+        let y = [1.0, 1.0, -1.0, -1.0];
+        let ids = [0, 1, 2, 3];
+        let mut erm = Erm {
+            loss: Loss::Logistic,
+        };
+        let g = erm.batch_gradient(&s, &y, &ids).unwrap();
+        assert!(g.loss.is_finite());
+        for i in 0..s.len() {
+            let h = 1e-6;
+            let mut sp = s;
+            sp[i] += h;
+            let mut sm = s;
+            sm[i] -= h;
+            let up = erm.batch_gradient(&sp, &y, &ids).unwrap().loss;
+            let down = erm.batch_gradient(&sm, &y, &ids).unwrap().loss;
+            let fd = (up - down) / (2.0 * h);
+            assert!(
+                (fd - f64::from(g.grad[i])).abs() < 1e-6,
+                "{i}: {fd} vs {}",
+                g.grad[i]
+            );
+        }
     }
 }

@@ -17,6 +17,7 @@ use burn::module::Module;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
+use crate::admm::AdmmError;
 use crate::admm::schedule::{Progress, RhoSchedule};
 use crate::loss::Loss;
 use crate::pava::Pava;
@@ -99,30 +100,32 @@ impl DeepAdmm {
     /// State for a training set with `labels` (in {-1, +1}, id order).
     ///
     /// # Errors
-    /// [`TrainError::Settings`] for invalid weights, loss, schedule, `l2 < 0`, `r < 0`, or
-    /// labels outside {-1, +1}.
+    /// [`TrainError::Spec`] for invalid weights, loss or schedule, [`TrainError::Setting`] for
+    /// `l2 < 0` or `r < 0`, [`TrainError::BadLabel`] for labels outside {-1, +1}.
     pub fn new(cfg: DeepAdmmConfig, labels: &[f64]) -> Result<Self, TrainError> {
-        let settings = |e: String| TrainError::Settings(e);
         let n = labels.len();
-        cfg.loss.validate().map_err(|e| settings(e.to_string()))?;
-        let sigma = cfg.weights.sigma(n).map_err(|e| settings(e.to_string()))?;
-        if let Some(i) = labels.iter().position(|&y| y != 1.0 && y != -1.0) {
-            return Err(settings(format!(
-                "label {i} is {}, expected -1 or +1",
-                labels[i]
-            )));
+        cfg.loss.validate()?;
+        let sigma = cfg.weights.sigma(n)?;
+        if let Some(index) = labels.iter().position(|&y| y != 1.0 && y != -1.0) {
+            return Err(TrainError::BadLabel {
+                index,
+                value: labels[index],
+            });
         }
-        if !(cfg.l2 >= 0.0 && cfg.r >= 0.0) {
-            return Err(settings(format!(
-                "l2 ({}) and r ({}) must be >= 0",
-                cfg.l2, cfg.r
-            )));
+        for (name, value) in [("l2", cfg.l2), ("r", cfg.r)] {
+            if value.is_nan() || value < 0.0 {
+                return Err(TrainError::Setting {
+                    name,
+                    requirement: ">= 0",
+                    got: value.to_string(),
+                });
+            }
         }
         let convex = matches!(&sigma, Sigma::Fixed(s) if s.windows(2).all(|p| p[0] <= p[1]));
         let schedule = cfg
             .rho
             .unwrap_or_else(|| RhoSchedule::default_for(&sigma, convex));
-        schedule.validate().map_err(settings)?;
+        schedule.validate()?;
         let rho = schedule.initial();
         Ok(DeepAdmm {
             cfg,
@@ -145,8 +148,8 @@ impl DeepAdmm {
     /// Restore a saved state (for resuming).
     ///
     /// # Errors
-    /// [`TrainError::Settings`] when the state is for another number of samples or its
-    /// penalty is not positive.
+    /// [`TrainError::State`] when the state is for another number of samples or its penalty is
+    /// not positive.
     pub fn restore(&mut self, state: AdmmState) -> Result<(), TrainError> {
         let n = self.labels.len();
         if state.z.len() != n
@@ -155,11 +158,11 @@ impl DeepAdmm {
             || !state.rho.is_finite()
             || state.rho <= 0.0
         {
-            return Err(TrainError::Settings(format!(
-                "saved ADMM state holds {} samples and rho {}, this run has {n}",
-                state.z.len(),
-                state.rho
-            )));
+            return Err(TrainError::State {
+                saved: state.z.len(),
+                rho: state.rho,
+                n,
+            });
         }
         self.state = state;
         Ok(())
@@ -204,10 +207,11 @@ impl DeepAdmm {
             };
             st.rho = self.schedule.next(st.k - 1, st.rho, &progress);
             if !(st.rho.is_finite() && st.rho > 0.0) {
-                return Err(TrainError::Settings(format!(
-                    "the rho schedule produced {} at outer iteration {}",
-                    st.rho, st.k
-                )));
+                return Err(AdmmError::Schedule {
+                    rho: st.rho,
+                    iteration: st.k,
+                }
+                .into());
             }
         }
         st.u_prev.clone_from(&self.u);
@@ -215,7 +219,7 @@ impl DeepAdmm {
         let m: Vec<f64> = (0..n).map(|i| self.u[i] - st.lambda[i] / st.rho).collect();
         self.pava
             .solve(&self.cfg.loss, &self.sigma, st.rho, &m, &mut st.z)
-            .map_err(|e| TrainError::Settings(e.to_string()))?;
+            .map_err(AdmmError::from)?;
         st.dz_norm =
             st.z.iter()
                 .zip(&z_old)

@@ -1,19 +1,14 @@
-//! The deep baselines of the pAUC paper's Tables 2-3 as [`Objective`]s:
-//!
-//! - CE: binary cross-entropy on the logit, which is [`Erm`](crate::train::Erm) with the
-//!   logistic loss (trained with Adam in the paper);
-//! - AUC-M (Yuan et al. 2021): the AUC min-max margin loss, whose scalars `a`, `b` and `alpha`
-//!   live here on the CPU and follow PESG's updates (descent for `a`, `b` with the proximal
-//!   pull towards the epoch's reference, projected ascent for `alpha`); the model's part of
-//!   PESG is plain SGD on the bridge's gradient plus [`AucM::device_terms`];
-//! - MB (Kar et al. 2014): the pAUC surrogate (eq. 3) of each mini-batch on its own.
+//! AUC-M (Yuan et al. 2021), a deep baseline of the pAUC paper's Tables 2-3, as an
+//! [`Objective`]: the AUC min-max margin loss, whose scalars `a`, `b` and `alpha` live here on
+//! the CPU and follow PESG's updates (descent for `a`, `b` with the proximal pull towards the
+//! epoch's reference, projected ascent for `alpha`); the model's part of PESG is plain SGD on
+//! the bridge's gradient plus [`AucM::device_terms`].
 
 use burn::module::Module;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::sigmoid;
-use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
 
@@ -50,12 +45,26 @@ impl AucM {
     /// AUC-M for a training set with positive share `p`, margin 1, `a = b = alpha = 0`.
     ///
     /// # Errors
-    /// [`TrainError::Settings`] unless `0 < p < 1`, `lr > 0`, `gamma > 0`.
+    /// [`TrainError::Setting`] unless `0 < p < 1`, `lr > 0`, `gamma > 0`, `weight_decay >= 0`.
     pub fn new(p: f64, lr: f64, gamma: f64, weight_decay: f64) -> Result<Self, TrainError> {
-        if !(p > 0.0 && p < 1.0 && lr > 0.0 && gamma > 0.0 && weight_decay >= 0.0) {
-            return Err(TrainError::Settings(format!(
-                "AUC-M needs 0 < p < 1, lr > 0, gamma > 0, weight decay >= 0 (got {p}, {lr}, {gamma}, {weight_decay})"
-            )));
+        for (ok, name, requirement, value) in [
+            (p > 0.0 && p < 1.0, "AUC-M's p", "0 < p < 1", p),
+            (lr > 0.0, "AUC-M's lr", "lr > 0", lr),
+            (gamma > 0.0, "AUC-M's gamma", "gamma > 0", gamma),
+            (
+                weight_decay >= 0.0,
+                "AUC-M's weight decay",
+                ">= 0",
+                weight_decay,
+            ),
+        ] {
+            if !ok {
+                return Err(TrainError::Setting {
+                    name,
+                    requirement,
+                    got: value.to_string(),
+                });
+            }
         }
         Ok(AucM {
             p,
@@ -133,92 +142,18 @@ impl Objective for AucM {
     }
 }
 
-/// The naive mini-batch pAUC method (Kar et al. 2014): eq. (3) of the pAUC paper evaluated on
-/// each batch alone, FPR range `[alpha, beta]` over the batch's negatives.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct MiniBatchPauc {
-    /// FPR range start.
-    pub alpha: f64,
-    /// FPR range end.
-    pub beta: f64,
-    /// Pairwise surrogate.
-    pub loss: PairLoss,
-}
-
-impl Objective for MiniBatchPauc {
-    fn batch_gradient(
-        &mut self,
-        scores: &[f64],
-        labels: &[f64],
-        ids: &[usize],
-    ) -> Result<BatchGradient, TrainError> {
-        check_batch(scores, labels, ids, None)?;
-        let (mut pos, mut neg, mut where_) = (Vec::new(), Vec::new(), Vec::new());
-        for (&s, &y) in scores.iter().zip(labels) {
-            if y > 0.0 {
-                where_.push((true, pos.len()));
-                pos.push(s);
-            } else {
-                where_.push((false, neg.len()));
-                neg.push(s);
-            }
-        }
-        if pos.is_empty() || neg.is_empty() {
-            return Err(TrainError::Settings(format!(
-                "the mini-batch pAUC needs both classes in every batch ({} positives, {} negatives); use a sampler that guarantees them",
-                pos.len(),
-                neg.len()
-            )));
-        }
-        let (value, gp, gn) =
-            objective_and_score_grad(&pos, &neg, self.loss, self.alpha, self.beta)
-                .map_err(TrainError::Settings)?;
-        let grad = where_
-            .iter()
-            .map(|&(is_pos, k)| if is_pos { gp[k] } else { gn[k] } as f32)
-            .collect();
-        Ok(BatchGradient { loss: value, grad })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Central differences of the batch loss against the returned gradient (the objective is
-    /// cloned so that its scalar updates do not move the point).
-    fn check_fd(obj: &(impl Objective + Clone), s: &[f64], y: &[f64]) {
-        let ids: Vec<usize> = (0..s.len()).collect();
-        let g = obj.clone().batch_gradient(s, y, &ids).unwrap();
-        for i in 0..s.len() {
-            let h = 1e-6;
-            let (mut sp, mut sm) = (s.to_vec(), s.to_vec());
-            sp[i] += h;
-            sm[i] -= h;
-            let fp = obj.clone().batch_gradient(&sp, y, &ids).unwrap().loss;
-            let fm = obj.clone().batch_gradient(&sm, y, &ids).unwrap().loss;
-            let fd = (fp - fm) / (2.0 * h);
-            assert!(
-                (fd - f64::from(g.grad[i])).abs() < 1e-5,
-                "{i}: {fd} vs {}",
-                g.grad[i]
-            );
-        }
-    }
+    use crate::train::objective::check_fd;
 
     #[test]
-    fn aucm_and_minibatch_pauc_gradients_match_finite_differences() {
+    fn aucm_gradients_match_finite_differences() {
         let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4];
         let y = [1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0];
         let mut m = AucM::new(0.3, 0.1, 500.0, 1e-4).unwrap();
         (m.a, m.b, m.alpha) = (0.6, 0.2, 0.4);
         check_fd(&m, &s, &y);
-        let mb = MiniBatchPauc {
-            alpha: 0.0,
-            beta: 0.6,
-            loss: PairLoss::Logistic,
-        };
-        check_fd(&mb, &s, &y);
     }
 
     #[test]
@@ -234,14 +169,5 @@ mod tests {
         assert!(m.a > 0.5 && m.b < 0.5, "a {} b {}", m.a, m.b);
         assert!(m.alpha >= 0.0);
         assert!(AucM::new(1.0, 0.1, 100.0, 0.0).is_err());
-        let mut mb = MiniBatchPauc {
-            alpha: 0.05,
-            beta: 0.5,
-            loss: PairLoss::Logistic,
-        };
-        let err = mb
-            .batch_gradient(&[0.1, 0.2], &[-1.0, -1.0], &[0, 1])
-            .unwrap_err();
-        assert!(err.to_string().contains("both classes"), "{err}");
     }
 }

@@ -9,8 +9,13 @@ use burn::optim::{AdamConfig, GradientsParams};
 use rankrisk_datasets::load_builtin;
 use rankrisk_models::LinearScorerConfig;
 
+use clap::Args;
+
 use crate::backend::{BackendError, BackendKind, autodiff_device};
 use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
+use crate::cli::args::BackendArg;
+use crate::loss::Loss;
+use crate::train::objective::{Erm, Objective, TrainError};
 
 /// Failure of the smoke run.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +29,9 @@ pub enum SmokeError {
     /// The bridge refused a score or gradient.
     #[error(transparent)]
     Bridge(#[from] BridgeError),
+    /// The objective refused the scores.
+    #[error(transparent)]
+    Objective(#[from] TrainError),
 }
 
 /// What the smoke run measured.
@@ -45,26 +53,15 @@ pub struct SmokeReport {
     pub ms_per_step: f64,
 }
 
-/// Mean logistic loss `1/n sum log(1 + exp(-y s))` and its gradient with respect to `s`.
-pub fn logistic_loss_and_grad(scores: &[f64], y: &[f64]) -> (f64, Vec<f32>) {
-    let n = scores.len() as f64;
-    let mut loss = 0.0;
-    let grad = scores
-        .iter()
-        .zip(y)
-        .map(|(&s, &yi)| {
-            let u = -yi * s;
-            // log(1 + e^u) and its derivative e^u / (1 + e^u), both without overflow.
-            loss += u.max(0.0) + (-u.abs()).exp().ln_1p();
-            let sigmoid = if u >= 0.0 {
-                1.0 / (1.0 + (-u).exp())
-            } else {
-                u.exp() / (1.0 + u.exp())
-            };
-            (-yi * sigmoid / n) as f32
-        })
-        .collect();
-    (loss / n, grad)
+/// Mean logistic loss `1/n sum log(1 + exp(-y s))` and its gradient with respect to `s`:
+/// [`Erm`] with the logistic loss.
+fn logistic(scores: &[f64], y: &[f64]) -> Result<(f64, Vec<f32>), SmokeError> {
+    let ids: Vec<usize> = (0..scores.len()).collect();
+    let g = Erm {
+        loss: Loss::Logistic,
+    }
+    .batch_gradient(scores, y, &ids)?;
+    Ok((g.loss, g.grad))
 }
 
 /// Train the linear scorer for `steps` full-batch Adam steps (learning rate `lr`) on the
@@ -91,7 +88,7 @@ pub fn run(
     for step in 0..steps {
         let scores = model.forward(x.clone());
         let cpu = scores_to_cpu(scores.clone())?;
-        let (loss, grad) = logistic_loss_and_grad(&cpu, &data.y);
+        let (loss, grad) = logistic(&cpu, &data.y)?;
         if step == 0 {
             initial_loss = loss;
         }
@@ -100,7 +97,7 @@ pub fn run(
     }
     let ms_per_step = start.elapsed().as_secs_f64() * 1e3 / steps.max(1) as f64;
     let cpu = scores_to_cpu(model.forward(x))?;
-    let (final_loss, _) = logistic_loss_and_grad(&cpu, &data.y);
+    let (final_loss, _) = logistic(&cpu, &data.y)?;
     let correct = cpu
         .iter()
         .zip(&data.y)
@@ -117,25 +114,45 @@ pub fn run(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Arguments of `rankrisk smoke`.
+#[derive(Debug, Args)]
+pub struct SmokeArgs {
+    /// Backend selection.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Built-in data set (australian, phoneme, titanic, monks-3, splice, utkface).
+    #[arg(long, default_value = "australian")]
+    pub data: String,
+    /// Number of full-batch Adam steps.
+    #[arg(long, default_value_t = 50)]
+    pub steps: usize,
+    /// Adam learning rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub lr: f64,
+}
 
-    #[test]
-    fn logistic_gradient_matches_finite_differences() {
-        let s = [0.3, -2.0, 40.0, -800.0];
-        let y = [1.0, 1.0, -1.0, -1.0];
-        let (loss, g) = logistic_loss_and_grad(&s, &y);
-        assert!(loss.is_finite());
-        for i in 0..s.len() {
-            let h = 1e-6;
-            let mut sp = s;
-            sp[i] += h;
-            let mut sm = s;
-            sm[i] -= h;
-            let fd =
-                (logistic_loss_and_grad(&sp, &y).0 - logistic_loss_and_grad(&sm, &y).0) / (2.0 * h);
-            assert!((fd - f64::from(g[i])).abs() < 1e-6, "{i}: {fd} vs {}", g[i]);
-        }
+/// `rankrisk smoke`: check the flags, run, print one line.
+///
+/// # Errors
+/// A message for a bad flag, an unknown backend or data set, or a failed step.
+pub fn run_command(args: &SmokeArgs) -> Result<(), String> {
+    let kind = args.backend.resolve().map_err(|e| e.to_string())?;
+    if args.steps == 0 {
+        return Err("--steps must be at least 1".into());
     }
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        return Err(format!("--lr must be a positive number, got {}", args.lr));
+    }
+    let report = run(kind, &args.data, args.steps, args.lr).map_err(|e| e.to_string())?;
+    println!(
+        "smoke run on {} ({} backend): logistic loss {:.4} -> {:.4} in {} steps, train accuracy {:.3}, {:.2} ms/step",
+        report.dataset,
+        report.backend,
+        report.initial_loss,
+        report.final_loss,
+        report.steps,
+        report.accuracy,
+        report.ms_per_step
+    );
+    Ok(())
 }

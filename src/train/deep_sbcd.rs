@@ -23,7 +23,8 @@ use burn::optim::GradientsParams;
 use burn::tensor::Tensor;
 
 use crate::bridge::{scores_to_cpu, surrogate};
-use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdError, SbcdModel, SbcdRecord, SbcdState};
+use crate::pauc::PaucError;
+use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel, SbcdRecord, SbcdState};
 use crate::train::objective::TrainError;
 
 /// Float parameters of a module as flat plain (non-autodiff) tensors, by id.
@@ -92,7 +93,7 @@ pub struct BurnModel<M, E, F> {
 impl<M, E, F> BurnModel<M, E, F>
 where
     M: Module,
-    E: From<TrainError> + From<SbcdError>,
+    E: From<TrainError> + From<PaucError>,
     F: FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
 {
     /// The model scored by `forward`.
@@ -113,7 +114,7 @@ where
 impl<M, E, F> SbcdModel for BurnModel<M, E, F>
 where
     M: Module,
-    E: From<TrainError> + From<SbcdError>,
+    E: From<TrainError> + From<PaucError>,
     F: FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
 {
     type Point = M;
@@ -127,9 +128,7 @@ where
     }
 
     fn prox_step(&mut self, v: M, w: &M, coef: &[f64], eta: f64, mu: f64) -> Result<M, E> {
-        let scores = self.last.take().ok_or_else(|| {
-            TrainError::Settings("update (14) before a block was scored".to_string())
-        })?;
+        let scores = self.last.take().ok_or(TrainError::UnscoredBlock)?;
         let g: Vec<f32> = coef.iter().map(|&x| x as f32).collect();
         let loss = surrogate(scores, &g).map_err(TrainError::from)?;
         let gp = GradientsParams::from_grads(loss.backward(), &v);
@@ -187,9 +186,9 @@ impl DeepSbcd {
     /// brings back a saved state.
     ///
     /// # Errors
-    /// [`SbcdError`] for a bad FPR range, one class only, blocks larger than a class or
+    /// [`PaucError`] for a bad FPR range, one class only, blocks larger than a class or
     /// non-positive scales.
-    pub fn new(cfg: AgdSbcdConfig, labels: &[f64]) -> Result<Self, SbcdError> {
+    pub fn new(cfg: AgdSbcdConfig, labels: &[f64]) -> Result<Self, PaucError> {
         let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
         Ok(DeepSbcd {
             core: AgdSbcd::new(cfg, &positive)?,
@@ -210,16 +209,16 @@ impl DeepSbcd {
     /// order) as [`AgdSbcdConfig::dual_init`] says.
     ///
     /// # Errors
-    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
-    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+    /// [`PaucError::Scores`] for a wrong count or a non-finite score.
+    pub fn init_duals(&mut self, scores: &[f64]) -> Result<(), PaucError> {
         self.core.init_duals(scores)
     }
 
     /// Set both levels' duals to eq. (19) at the model that gave `scores`.
     ///
     /// # Errors
-    /// [`SbcdError::Scores`] for a wrong count or a non-finite score.
-    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), SbcdError> {
+    /// [`PaucError::Scores`] for a wrong count or a non-finite score.
+    pub fn reset_duals(&mut self, scores: &[f64]) -> Result<(), PaucError> {
         self.core.reset_duals(scores)
     }
 
@@ -236,8 +235,8 @@ impl DeepSbcd {
     /// Restore a saved state.
     ///
     /// # Errors
-    /// [`SbcdError::State`] when it holds duals for another number of positives.
-    pub fn restore(&mut self, state: SbcdState) -> Result<(), SbcdError> {
+    /// [`PaucError::State`] when it holds duals for another number of positives.
+    pub fn restore(&mut self, state: SbcdState) -> Result<(), PaucError> {
         self.core.restore(state)
     }
 
@@ -268,7 +267,7 @@ impl DeepSbcd {
     /// record.
     ///
     /// # Errors
-    /// The caller's error, or (converted) [`SbcdError`] / [`TrainError`] when scores are
+    /// The caller's error, or (converted) [`PaucError`] / [`TrainError`] when scores are
     /// NaN/inf or the surrogate refuses a gradient.
     pub fn outer_step<M, E>(
         &mut self,
@@ -277,7 +276,7 @@ impl DeepSbcd {
     ) -> Result<(M, M, SbcdRecord), E>
     where
         M: Module,
-        E: From<TrainError> + From<SbcdError>,
+        E: From<TrainError> + From<PaucError>,
     {
         self.outer_step_within(w, usize::MAX, forward)
     }
@@ -295,7 +294,7 @@ impl DeepSbcd {
     ) -> Result<(M, M, SbcdRecord), E>
     where
         M: Module,
-        E: From<TrainError> + From<SbcdError>,
+        E: From<TrainError> + From<PaucError>,
     {
         let mut model = BurnModel::new(forward);
         let step = self.core.outer_step(&mut model, &w, budget)?;

@@ -20,10 +20,11 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
+use crate::admm::error::AdmmError;
 use crate::admm::linear::LinearData;
-use crate::linalg::dot;
 use crate::loss::Loss;
 use crate::regularizer::Regularizer;
+use crate::vector::dot;
 use crate::weights::{Sigma, Weights};
 
 /// Which stochastic method.
@@ -113,11 +114,8 @@ impl Problem<'_> {
     ///
     /// # Errors
     /// The weight family's error (e.g. `k > n`).
-    pub fn objective(&self, w: &[f64]) -> Result<f64, String> {
-        let sigma = self
-            .weights
-            .sigma(self.data.n())
-            .map_err(|e| e.to_string())?;
+    pub fn objective(&self, w: &[f64]) -> Result<f64, AdmmError> {
+        let sigma = self.weights.sigma(self.data.n())?;
         Ok(sigma.rank_loss(&self.loss, &self.margins(w)) + self.reg.value(w))
     }
 
@@ -167,15 +165,18 @@ fn rank_weights(sigma: &Sigma, u: &[f64], order: &mut Vec<usize>) -> Vec<f64> {
 ///
 /// # Errors
 /// The weight family's error (e.g. `k > n`, or a batch smaller than `k` for top-k/AoRR SGD).
-pub fn stochastic(problem: &Problem<'_>, cfg: &StochasticConfig) -> Result<BaselineResult, String> {
+pub fn stochastic(
+    problem: &Problem<'_>,
+    cfg: &StochasticConfig,
+) -> Result<BaselineResult, AdmmError> {
     let (n, d) = (problem.data.n(), problem.data.d);
-    let sigma = problem.weights.sigma(n).map_err(|e| e.to_string())?;
+    let sigma = problem.weights.sigma(n)?;
     let batch_sigma = match cfg.method {
         Method::Sgd => Some(
             problem
                 .weights
                 .sigma(cfg.batch.min(n))
-                .map_err(|e| format!("SGD batch weights: {e}"))?,
+                .map_err(AdmmError::BatchWeights)?,
         ),
         _ => None,
     };
@@ -248,10 +249,7 @@ pub fn stochastic(problem: &Problem<'_>, cfg: &StochasticConfig) -> Result<Basel
         let objective =
             sigma.rank_loss(&problem.loss, &problem.margins(&w)) + problem.reg.value(&w);
         if !objective.is_finite() {
-            return Err(format!(
-                "diverged at epoch {epoch} (learning rate {} too large)",
-                cfg.lr
-            ));
+            return Err(AdmmError::Diverged { epoch, lr: cfg.lr });
         }
         history.push(EpochRecord {
             epoch,
@@ -276,18 +274,22 @@ pub fn lr_grid(n: usize, d: usize) -> [f64; 5] {
 /// (Appendix B.6), skipping rates that diverge.
 ///
 /// # Errors
-/// When every rate fails.
-pub fn select_lr(problem: &Problem<'_>, base: &StochasticConfig) -> Result<f64, String> {
+/// The error of the last rate when every rate fails.
+pub fn select_lr(problem: &Problem<'_>, base: &StochasticConfig) -> Result<f64, AdmmError> {
     let mut best: Option<(f64, f64)> = None;
-    let mut last_err = String::new();
+    let mut last_err = None;
     for lr in lr_grid(problem.data.n(), problem.data.d) {
         match stochastic(problem, &StochasticConfig { lr, ..base.clone() }) {
             Ok(r) if best.is_none_or(|(_, o)| r.objective < o) => best = Some((lr, r.objective)),
             Ok(_) => {}
-            Err(e) => last_err = e,
+            Err(e) => last_err = Some(e),
         }
     }
-    best.map(|(lr, _)| lr).ok_or(last_err)
+    match (best, last_err) {
+        (Some((lr, _)), _) => Ok(lr),
+        (None, Some(e)) => Err(e),
+        (None, None) => unreachable!("the grid has five rates"),
+    }
 }
 
 /// Settings of DCA for AoRR (Tables 8-9: outer epochs, inner epochs, learning rate).
@@ -305,12 +307,12 @@ pub struct DcaConfig {
 ///
 /// # Errors
 /// When the weights are not `Weights::Aorr` or `k > n`.
-pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult, String> {
+pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult, AdmmError> {
     let Weights::Aorr { m, k } = problem.weights else {
-        return Err("DCA applies to AoRR in Hu et al.'s form (aorr:m=..,k=..)".into());
+        return Err(AdmmError::DcaNeedsAorr);
     };
     let (n, d) = (problem.data.n(), problem.data.d);
-    let sigma = problem.weights.sigma(n).map_err(|e| e.to_string())?;
+    let sigma = problem.weights.sigma(n)?;
     let scale = 1.0 / (k - m) as f64;
     let step = cfg.lr * (k - m) as f64 / n as f64;
     let mut w = vec![0.0; d];

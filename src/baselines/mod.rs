@@ -1,3 +1,0 @@
-//! Competing methods the papers compare against, on the same objectives.
-
-pub mod spectral;

@@ -1,0 +1,196 @@
+//! The long-tailed binary image tasks of the pAUC experiments, ready to train: CIFAR-10-LT /
+//! CIFAR-100-LT (official binary files), Tiny-ImageNet-200 (birds positive), and the
+//! MNIST-style sets we have for real (Fashion-MNIST, MNIST). The training split is made
+//! long-tailed (exponential profile), one or more classes are positive, 10% of it (seeded) is
+//! held out for validation and the official test split is the test set. The model is ResNet-20
+//! with as many input channels as the images have.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use burn::tensor::Device;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rankrisk_datasets::batcher::ImageBatcher;
+use rankrisk_datasets::cifar::{Cifar, read_cifar};
+use rankrisk_datasets::folder::{TINY_IMAGENET_BIRDS, read_tiny_imagenet};
+use rankrisk_datasets::idx::read_mnist_style;
+use rankrisk_datasets::{DataError, ImageSet};
+use rankrisk_models::{ResNet20, ResNet20Config};
+
+use crate::backend::BackendKind;
+use crate::tasks::{ImageTask, TaskError, TaskSets, thin};
+
+/// Which data set.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LtData {
+    /// Fashion-MNIST (IDX files; `datasets/fetch-test-data.sh` fetches them).
+    FashionMnist,
+    /// MNIST (IDX files; fetched too).
+    Mnist,
+    /// CIFAR-10 binary files (`data_batch_1.bin` ... `test_batch.bin`).
+    Cifar10,
+    /// CIFAR-100 binary files (`train.bin`, `test.bin`).
+    Cifar100,
+    /// Tiny-ImageNet-200 folder (birds positive).
+    TinyImagenet,
+}
+
+/// A long-tailed binary task: which data, which classes are positive, how imbalanced, and how
+/// much of it to keep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongTailedTask {
+    /// Data set.
+    pub data: LtData,
+    /// Folder with the data set's files (None: the fetched test data for Fashion-MNIST and
+    /// MNIST).
+    pub data_dir: Option<PathBuf>,
+    /// Positive classes (empty: 3, the cats of CIFAR-10; birds for Tiny-ImageNet).
+    pub positive: Vec<u16>,
+    /// Imbalance factor of the long-tailed profile (the rarest class keeps this share of the
+    /// most frequent one; 1 keeps every image).
+    pub imbalance: f64,
+    /// Keep at most this many training images (evenly spaced; 0 = all).
+    pub limit: usize,
+    /// Keep at most this many test images (evenly spaced; 0 = all).
+    pub test_limit: usize,
+    /// Seed of the validation split.
+    pub seed: u64,
+}
+
+fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
+    let root = rankrisk_datasets::fetched::root();
+    match data {
+        LtData::FashionMnist => Ok(root.join("fashion-mnist")),
+        LtData::Mnist => Ok(root.join("mnist")),
+        other => Err(DataError::invalid(
+            format!("{other:?}"),
+            "give --data-dir: the folder with the official files (CIFAR-10: data_batch_1.bin ... test_batch.bin from cifar-10-binary.tar.gz; CIFAR-100: train.bin, test.bin; Tiny-ImageNet: the tiny-imagenet-200 folder)",
+        )),
+    }
+}
+
+impl LongTailedTask {
+    /// The data folder: `data_dir`, or the fetched test data.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] naming what to download for a set without a default folder.
+    pub fn dir(&self) -> Result<PathBuf, DataError> {
+        match &self.data_dir {
+            Some(d) => Ok(d.clone()),
+            None => default_dir(self.data),
+        }
+    }
+}
+
+impl ImageTask for LongTailedTask {
+    type Source = ImageBatcher;
+    type Model = ResNet20;
+
+    /// E.g. `fashion-mnist-LT 0.01 (+3)`.
+    fn label(&self) -> String {
+        let name = clap::ValueEnum::to_possible_value(&self.data)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        let positive: Vec<String> = self.positive.iter().map(u16::to_string).collect();
+        let positive = if positive.is_empty() {
+            "default".to_string()
+        } else {
+            positive.join(",")
+        };
+        format!("{name}-LT {} (+{positive})", self.imbalance)
+    }
+
+    /// The imbalance factor and the data folder.
+    fn validate(&self) -> Result<(), TaskError> {
+        if !(self.imbalance > 0.0 && self.imbalance <= 1.0) {
+            return Err(TaskError::Setting {
+                key: "imbalance",
+                message: format!("must be in (0, 1], got {}", self.imbalance),
+            });
+        }
+        let dir = self.dir()?;
+        if !dir.is_dir() {
+            return Err(DataError::invalid(
+                dir.display().to_string(),
+                "the data folder does not exist (bash datasets/fetch-test-data.sh fetches \
+                 Fashion-MNIST and MNIST)",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The long-tailed training split less 10% (seeded) for validation, the official test
+    /// split; a positive class that leaves a set one-class is an error.
+    fn build(&self) -> Result<TaskSets<ImageBatcher>, TaskError> {
+        let dir = self.dir()?;
+        let positive: Vec<u16> = match (self.positive.is_empty(), self.data) {
+            (false, _) => self.positive.clone(),
+            (true, LtData::TinyImagenet) => TINY_IMAGENET_BIRDS.to_vec(),
+            (true, _) => vec![3],
+        };
+        let train_all = load(self.data, &dir, true)?.long_tailed(self.imbalance)?;
+        let mut idx = thin(train_all.len(), self.limit);
+        idx.shuffle(&mut StdRng::seed_from_u64(self.seed));
+        let n_val = (idx.len() / 10).max(1);
+        let (val_idx, train_idx) = idx.split_at(n_val);
+        let (mut tr, mut va) = (train_idx.to_vec(), val_idx.to_vec());
+        tr.sort_unstable();
+        va.sort_unstable();
+        let test_all = load(self.data, &dir, false)?;
+        let test_idx = thin(test_all.len(), self.test_limit);
+        let (mean, std) = normalization(self.data);
+        let batcher = |set: ImageSet| -> Result<ImageBatcher, DataError> {
+            ImageBatcher::new(Arc::new(set.binary(&positive)?), &mean, &std)
+        };
+        Ok(TaskSets {
+            train: batcher(train_all.subset(&tr))?,
+            val: batcher(train_all.subset(&va))?,
+            test: batcher(test_all.subset(&test_idx))?,
+        })
+    }
+
+    /// ResNet-20 with as many input channels as the images have.
+    fn model(&self, sets: &TaskSets<ImageBatcher>, device: &Device) -> Result<ResNet20, TaskError> {
+        Ok(ResNet20Config::new()
+            .with_in_channels(sets.train.set().images.channels)
+            .init(device))
+    }
+
+    fn describe(&self, sets: &TaskSets<ImageBatcher>, backend: BackendKind) -> String {
+        let (tr, va, te) = (sets.train.set(), sets.val.set(), sets.test.set());
+        format!(
+            "{}: {} training images ({} positive), {} validation, {} test; ResNet-20 on {backend}",
+            tr.images.name,
+            tr.positive.len(),
+            tr.positives(),
+            va.positive.len(),
+            te.positive.len()
+        )
+    }
+}
+
+/// Per-channel mean and std of each data set's training images.
+fn normalization(data: LtData) -> (Vec<f32>, Vec<f32>) {
+    match data {
+        LtData::FashionMnist => (vec![0.2860], vec![0.3530]),
+        LtData::Mnist => (vec![0.1307], vec![0.3081]),
+        LtData::Cifar10 => (vec![0.4914, 0.4822, 0.4465], vec![0.2470, 0.2435, 0.2616]),
+        LtData::Cifar100 => (vec![0.5071, 0.4865, 0.4409], vec![0.2673, 0.2564, 0.2762]),
+        LtData::TinyImagenet => (vec![0.485, 0.456, 0.406], vec![0.229, 0.224, 0.225]),
+    }
+}
+
+fn load(data: LtData, dir: &Path, train: bool) -> Result<ImageSet, DataError> {
+    match data {
+        LtData::FashionMnist | LtData::Mnist => read_mnist_style(dir, train),
+        LtData::Cifar10 => read_cifar(dir, Cifar::Ten, train),
+        LtData::Cifar100 => read_cifar(dir, Cifar::Hundred, train),
+        LtData::TinyImagenet => read_tiny_imagenet(dir, train),
+    }
+}

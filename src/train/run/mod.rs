@@ -1,0 +1,261 @@
+//! A complete training run of an image scorer on a binary task with one of the pAUC paper's
+//! deep methods, the same way for every data set: AGD-SBCD, CE (Adam), AUC-M (PESG) or
+//! mini-batch pAUC at an equal budget of samples; evaluation (AUC, pAUC in the FPR range) on the
+//! validation and test sets after every period (an epoch, or an AGD-SBCD outer iteration); the
+//! best model by validation pAUC; metrics, plots, a checkpoint per period and `resume`.
+//!
+//! - [`config`]: the settings ([`RunConfig`], [`Method`]);
+//! - [`method`]: the method as a value the loop calls, one period at a time;
+//! - [`evaluate`]: scoring the validation and test sets, `rankrisk eval`'s report;
+//! - [`record`]: the rows, the summary and the files written from them;
+//! - [`error`]: [`RunError`];
+//! - this module: the loop ([`train_image_task`]) and what its checkpoint holds.
+
+pub mod config;
+pub mod error;
+pub mod evaluate;
+pub(crate) mod method;
+pub mod record;
+
+use std::time::Instant;
+
+use burn::tensor::Device;
+use indicatif::{ProgressBar, ProgressStyle};
+use rankrisk_datasets::ImageSource;
+use rankrisk_datasets::sampler::DualSampler;
+use rankrisk_models::Scorer;
+use serde::{Deserialize, Serialize};
+
+use crate::train::checkpoint;
+use crate::train::run::evaluate::evaluate_point;
+use crate::train::run::method::{ObjectiveState, POSITIVE_SHARE, PeriodContext, Trainer};
+use crate::train::run::record::{curves_plot, roc_plot, say, write_metrics};
+
+pub use config::{Method, RunConfig};
+pub use error::RunError;
+pub use evaluate::{EvalReport, evaluate_model, score_all};
+pub use record::{Candidate, EpochMetrics, RunSummary};
+
+/// What the checkpoint holds besides the model and the optimizer.
+#[derive(Serialize, Deserialize)]
+struct LoopState {
+    config: RunConfig,
+    objective: ObjectiveState,
+    sampler: DualSampler,
+    steps_done: usize,
+    history: Vec<EpochMetrics>,
+    train_seconds: f64,
+    cpu_seconds: f64,
+    #[serde(default)]
+    dual_seconds: f64,
+}
+
+/// The progress bar of a run (hidden when `cfg.progress` is off).
+fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
+    if !cfg.progress {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(budget as u64);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{prefix} [{bar:30}] step {pos}/{len} {msg} {per_sec} ETA {eta}",
+    ) {
+        b.set_style(style.progress_chars("=> "));
+    }
+    b.set_prefix(cfg.method.name());
+    b.set_position(done as u64);
+    b
+}
+
+/// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
+///
+/// # Errors
+/// [`RunError`] for bad data, a refused batch, a diverged run, or an unwritable output folder.
+pub fn train_image_task<M: Scorer>(
+    model: M,
+    train: &dyn ImageSource,
+    val: &dyn ImageSource,
+    test: Option<&dyn ImageSource>,
+    device: &Device,
+    cfg: &RunConfig,
+) -> Result<RunSummary, RunError> {
+    cfg.validate()?;
+    let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
+    let labels = train.labels();
+    let n = labels.len();
+    let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
+    let (val_labels, test_labels) = (val.labels(), test.map(|t| t.labels()));
+    let ckpt = cfg.out.join("checkpoint");
+    let steps_per_epoch = n.div_ceil(cfg.batch);
+    let budget = cfg.epochs * steps_per_epoch;
+    let hidden = ProgressBar::hidden();
+    let mut trainer = Trainer::new(cfg, &labels)?;
+    let start_ctx = PeriodContext {
+        train,
+        device,
+        cfg,
+        bar: &hidden,
+    };
+    if !cfg.resume {
+        trainer.start(&model, &start_ctx)?;
+    }
+    let (mut model, mut optim, mut st) = if cfg.resume {
+        let (m, _, o, st): (M, Option<M>, _, LoopState) =
+            checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
+        trainer.restore(st.objective.clone())?;
+        (m, o, st)
+    } else {
+        let st = LoopState {
+            config: cfg.clone(),
+            objective: trainer.state(),
+            sampler: DualSampler::new(&positive, cfg.batch, POSITIVE_SHARE, cfg.seed)?,
+            steps_done: 0,
+            history: Vec::new(),
+            train_seconds: 0.0,
+            cpu_seconds: 0.0,
+            dual_seconds: 0.0,
+        };
+        (model, Trainer::optimizer(cfg), st)
+    };
+    let bar = progress_bar(cfg, budget, st.steps_done);
+    let ctx = PeriodContext {
+        train,
+        device,
+        cfg,
+        bar: &bar,
+    };
+    while st.steps_done < budget {
+        let start = Instant::now();
+        let left = budget - st.steps_done;
+        let Some(period) = trainer.period(
+            model,
+            &ctx,
+            &mut optim,
+            &mut st.sampler,
+            st.steps_done,
+            left,
+            steps_per_epoch,
+        )?
+        else {
+            break;
+        };
+        model = period.model;
+        st.steps_done += period.steps;
+        st.objective = trainer.state();
+        st.dual_seconds += period.dual_seconds;
+        st.train_seconds += start.elapsed().as_secs_f64();
+        st.cpu_seconds += period.cpu_seconds;
+        // Evaluation (not counted in the training time): the iterate, and for AGD-SBCD also
+        // v_bar_n^(k); each row can become the best model.
+        let plain = model.valid();
+        let mut rows = vec![(Candidate::W, &plain)];
+        if let Some(v) = &period.candidate {
+            rows.push((Candidate::VBarN, v));
+        }
+        for (which, scorer) in rows {
+            let e = evaluate_point(
+                scorer,
+                val,
+                test,
+                device,
+                (cfg.alpha, cfg.beta),
+                st.steps_done,
+            )?;
+            let rec = EpochMetrics {
+                epoch: st
+                    .history
+                    .iter()
+                    .filter(|h| h.candidate == Candidate::W)
+                    .count()
+                    + usize::from(which == Candidate::W),
+                epochs_seen: (st.steps_done * cfg.batch) as f64 / n as f64,
+                train_loss: period.loss,
+                val_auc: e.val_auc,
+                val_pauc: e.val_pauc,
+                test_auc: e.test_auc,
+                test_pauc: e.test_pauc,
+                seconds: st.train_seconds,
+                cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
+                candidate: which,
+                sbcd: period.diagnostics,
+            };
+            let is_best = st.history.iter().all(|h| rec.val_pauc > h.val_pauc);
+            st.history.push(rec);
+            if is_best {
+                rankrisk_models::checkpoint::save(scorer, &cfg.out.join("best.bpk"))?;
+                let (scores, l, set) = match (&e.test_scores, &test_labels) {
+                    (Some(s), Some(l)) => (s.clone(), l.clone(), "test"),
+                    _ => (e.val_scores.clone(), val_labels.clone(), "validation"),
+                };
+                let name = format!(
+                    "{} (epoch {}, {})",
+                    cfg.method.name(),
+                    rec.epoch,
+                    which.name()
+                );
+                let path = cfg.out.join("roc.png");
+                if let Err(e) = roc_plot(&path, &scores, &l, name, set, (cfg.alpha, cfg.beta)) {
+                    say(&bar, cfg.progress, format!("no ROC plot: {e}"));
+                }
+            }
+            let extra = match (&rec.sbcd, which) {
+                (Some(d), Candidate::W) => format!(
+                    " [active m {:.3} n {:.3}, lambda_m - lambda_n {:.3} ({:.3})]",
+                    d.active_m, d.active_n, d.gap_mean, d.gap_std
+                ),
+                (_, Candidate::VBarN) => " [v_bar_n]".to_string(),
+                _ => String::new(),
+            };
+            say(
+                &bar,
+                cfg.progress,
+                format!(
+                    "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s{extra}",
+                    rec.epoch,
+                    rec.epochs_seen,
+                    rec.train_loss,
+                    rec.val_auc,
+                    rec.val_pauc,
+                    rec.test_auc,
+                    rec.test_pauc,
+                    rec.seconds
+                ),
+            );
+        }
+        write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
+        checkpoint::save(&ckpt, &model, None, &optim, &st)?;
+    }
+    if st.dual_seconds > 0.0 {
+        say(
+            &bar,
+            cfg.progress,
+            format!(
+                "dual re-estimation: {:.1} s of the training time",
+                st.dual_seconds
+            ),
+        );
+    }
+    bar.finish_and_clear();
+    // The first point with the highest validation pAUC: the one saved as best.bpk above.
+    let best = *st
+        .history
+        .iter()
+        .fold(None, |b: Option<&EpochMetrics>, h| match b {
+            Some(b) if h.val_pauc > b.val_pauc => Some(h),
+            Some(b) => Some(b),
+            None => Some(h),
+        })
+        .ok_or(RunError::NothingRun)?;
+    if let Err(e) = curves_plot(&cfg.out.join("curves.png"), cfg.method.name(), &st.history) {
+        eprintln!("no training-curve plot: {e}");
+    }
+    let summary = RunSummary {
+        config: cfg.clone(),
+        history: st.history.clone(),
+        best,
+    };
+    let path = cfg.out.join("summary.json");
+    let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other);
+    std::fs::write(&path, json.map_err(RunError::output(&path))?)
+        .map_err(RunError::output(&path))?;
+    Ok(summary)
+}

@@ -1,0 +1,194 @@
+//! What a run records: one row per evaluated model ([`EpochMetrics`], for AGD-SBCD with the
+//! iteration's diagnostics), the run's outcome ([`RunSummary`]), and the files written from
+//! them (metrics.csv and metrics.json, the ROC curve of the best model, the training curves),
+//! plus the progress lines.
+
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::auc::roc_curve;
+use crate::pauc::sbcd::OuterDiagnostics;
+use crate::plot::{Series, roc, two_panel_curves};
+use crate::train::run::config::RunConfig;
+use crate::train::run::error::RunError;
+
+/// Metrics after an epoch (or an AGD-SBCD outer iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EpochMetrics {
+    /// Evaluation point (1-based).
+    pub epoch: usize,
+    /// Samples processed so far divided by the training set size.
+    pub epochs_seen: f64,
+    /// Mean training loss of the objective over the period.
+    pub train_loss: f64,
+    /// Validation AUC.
+    pub val_auc: f64,
+    /// Validation pAUC in the FPR range (normalized).
+    pub val_pauc: f64,
+    /// Test AUC (NaN without a test set).
+    pub test_auc: f64,
+    /// Test pAUC.
+    pub test_pauc: f64,
+    /// Seconds of training so far (evaluation excluded).
+    pub seconds: f64,
+    /// Share of the training time spent in the objective's CPU code.
+    pub cpu_share: f64,
+    /// Which model this row scores (AGD-SBCD evaluates two candidates per iteration).
+    #[serde(default)]
+    pub candidate: Candidate,
+    /// AGD-SBCD's diagnostics of the iteration (None for the other methods).
+    #[serde(default)]
+    pub sbcd: Option<OuterDiagnostics>,
+}
+
+/// The model an evaluation row scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Candidate {
+    /// The iterate the training goes on from (`w^(k+1)` for AGD-SBCD).
+    #[default]
+    W,
+    /// AGD-SBCD's `v_bar_n^(k)`, the output Algorithm 2 names, with its own batch-norm
+    /// statistics.
+    VBarN,
+}
+
+impl Candidate {
+    /// Short name for tables and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Candidate::W => "w",
+            Candidate::VBarN => "v_bar_n",
+        }
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The settings.
+    pub config: RunConfig,
+    /// One record per evaluation point.
+    pub history: Vec<EpochMetrics>,
+    /// The evaluation point with the best validation pAUC (its model is `best.bpk`).
+    pub best: EpochMetrics,
+}
+
+/// The training-curve plot of a run: training loss and validation pAUC against passes, one
+/// curve per candidate (`w`, and AGD-SBCD's `v_bar_n`).
+///
+/// # Errors
+/// [`RunError::Plot`] when no font is available or the file cannot be written.
+pub(crate) fn curves_plot(
+    path: &Path,
+    method: &str,
+    history: &[EpochMetrics],
+) -> Result<(), RunError> {
+    let curves = |f: fn(&EpochMetrics) -> f64| {
+        [Candidate::W, Candidate::VBarN]
+            .into_iter()
+            .filter(|&c| history.iter().any(|h| h.candidate == c))
+            .map(|c| Series {
+                name: match c {
+                    Candidate::W => method.to_string(),
+                    Candidate::VBarN => format!("{method} v_bar_n"),
+                },
+                points: history
+                    .iter()
+                    .filter(|h| h.candidate == c)
+                    .map(|h| (h.epochs_seen, f(h)))
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
+    };
+    Ok(two_panel_curves(
+        path,
+        &format!("{method} training"),
+        "passes over the training set",
+        ("training loss", &curves(|h| h.train_loss)),
+        ("validation pAUC", &curves(|h| h.val_pauc)),
+        false,
+    )?)
+}
+
+/// A line above the progress bar, or on standard error when the bar is not drawn (no
+/// terminal: logs, CI), unless the run is quiet.
+pub(crate) fn say(bar: &ProgressBar, progress: bool, line: String) {
+    if !bar.is_hidden() {
+        bar.println(line);
+    } else if progress {
+        eprintln!("{line}");
+    }
+}
+
+pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Result<()> {
+    let mut csv = std::fs::File::create(out.join("metrics.csv"))?;
+    writeln!(
+        csv,
+        "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
+         candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu"
+    )?;
+    for h in history {
+        let d = h.sbcd.map_or([f64::NAN; 7], |d| {
+            [
+                d.active_m,
+                d.active_n,
+                d.gap_mean,
+                d.gap_std,
+                d.eta,
+                d.theta,
+                d.gamma_over_mu,
+            ]
+        });
+        writeln!(
+            csv,
+            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{}",
+            h.epoch,
+            h.epochs_seen,
+            h.train_loss,
+            h.val_auc,
+            h.val_pauc,
+            h.test_auc,
+            h.test_pauc,
+            h.seconds,
+            h.cpu_share,
+            h.candidate.name(),
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
+            d[5],
+            d[6]
+        )?;
+    }
+    std::fs::write(
+        out.join("metrics.json"),
+        serde_json::to_string_pretty(history).map_err(std::io::Error::other)?,
+    )
+}
+
+/// The ROC curve of `scores` as a PNG at `path`, titled with the set's name, the FPR range
+/// shaded; `name` labels the curve.
+pub(crate) fn roc_plot(
+    path: &Path,
+    scores: &[f64],
+    labels: &[f64],
+    name: String,
+    set: &str,
+    (alpha, beta): (f64, f64),
+) -> Result<(), RunError> {
+    let points = roc_curve(scores, labels).map_err(|source| RunError::Metric {
+        set: set.to_string(),
+        source,
+    })?;
+    let curve = Series {
+        name,
+        points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
+    };
+    let title = format!("ROC on the {set} set, FPR range shaded");
+    Ok(roc(path, &title, &[curve], alpha, beta)?)
+}
