@@ -344,8 +344,10 @@ fn figures(out: &Path) -> Vec<serde_json::Value> {
         .map(|r| {
             let mut r = r.clone();
             let o = r.as_object_mut().unwrap();
-            o.remove("seconds");
-            o.remove("cpu_share");
+            // Times differ from run to run.
+            for key in ["seconds", "cpu_share", "eval_seconds", "checkpoint_seconds"] {
+                o.remove(key);
+            }
             r
         })
         .collect()

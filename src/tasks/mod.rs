@@ -7,7 +7,7 @@
 //! - [`chexpert`]: one CheXpert-v1.0-small task with DenseNet121;
 //! - [`tabular`]: the linear solvers on the vendored tabular sets;
 //! - [`report`]: one results row per trained model and their markdown table;
-//! - [`error`]: [`TaskError`].
+//! - [`error`]: the one error of the tasks, [`TaskError`].
 
 pub mod chexpert;
 pub mod error;

@@ -12,12 +12,14 @@ use serde::{Deserialize, Serialize};
 use crate::bridge::scores_to_cpu;
 use crate::metrics::auc::{auc, pauc};
 use crate::train::run::error::RunError;
+use crate::train::run::prefetch::for_each_batch;
 use crate::train::run::record::roc_plot;
 
 /// Images scored per forward pass when a whole set is scored (inference, no autodiff).
 pub const EVAL_BATCH: usize = 256;
 
-/// Scores of every sample of `source`, in id order (batches of [`EVAL_BATCH`], no autodiff).
+/// Scores of every sample of `source`, in id order (batches of [`EVAL_BATCH`] assembled one
+/// ahead on a worker thread; `model` should be an inference copy, `valid()`).
 ///
 /// # Errors
 /// As [`ImageSource::batch`]; [`RunError::Scoring`] when the scores cannot be read back or are
@@ -28,11 +30,17 @@ pub fn score_all<M: Scorer>(
     device: &Device,
 ) -> Result<Vec<f64>, RunError> {
     let ids: Vec<usize> = (0..source.len()).collect();
+    let mut chunks = ids.chunks(EVAL_BATCH).map(<[usize]>::to_vec);
     let mut out = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(EVAL_BATCH) {
-        let b = source.batch(chunk, device)?;
-        out.extend(scores_to_cpu(model.score(b.inputs)).map_err(RunError::Scoring)?);
-    }
+    for_each_batch::<RunError>(
+        source,
+        || chunks.next(),
+        |host| {
+            let scores = model.score(host.to_device(device).inputs);
+            out.extend(scores_to_cpu(scores).map_err(RunError::Scoring)?);
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 

@@ -25,6 +25,7 @@ use crate::train::params::Snapshot;
 use crate::train::run::config::{Method, RunConfig};
 use crate::train::run::error::{RunError, bridge_error, diverged};
 use crate::train::run::evaluate::score_all;
+use crate::train::run::prefetch::for_each_batch;
 
 /// Every non-SBCD method sees batches with this share of positives ([`DualSampler`]); AUC-M's
 /// `p` must be the positive share of what it averages over, so it is this share, not the
@@ -106,8 +107,8 @@ pub(crate) enum Trainer {
     /// CE, AUC-M or MB: one optimizer step per batch of the dual sampler on the surrogate of
     /// the objective's gradient (plus AUC-M's device terms).
     Batches(BatchObjective),
-    /// AGD-SBCD (Algorithms 1-2) over the Burn module.
-    Sbcd(DeepSbcd),
+    /// AGD-SBCD (Algorithms 1-2) over the Burn module (boxed: its state is the large one).
+    Sbcd(Box<DeepSbcd>),
 }
 
 impl Trainer {
@@ -130,7 +131,7 @@ impl Trainer {
                 beta: cfg.beta,
                 loss: PairLoss::Logistic,
             })),
-            Method::Sbcd => Trainer::Sbcd(DeepSbcd::new(cfg.sbcd_config(), labels)?),
+            Method::Sbcd => Trainer::Sbcd(Box::new(DeepSbcd::new(cfg.sbcd_config(), labels)?)),
         })
     }
 
@@ -268,10 +269,11 @@ fn sbcd_period<M: Scorer>(
     }))
 }
 
-/// `steps` optimizer steps on batches of the dual sampler.
+/// `steps` optimizer steps on batches of the dual sampler, each batch assembled on a worker
+/// thread while the previous step runs.
 fn batch_period<M: Scorer>(
     objective: &mut BatchObjective,
-    mut model: M,
+    model: M,
     ctx: &PeriodContext<'_>,
     optim: &mut ModuleOptimizer,
     sampler: &mut DualSampler,
@@ -280,11 +282,22 @@ fn batch_period<M: Scorer>(
 ) -> Result<Period<M>, RunError> {
     let reference = Snapshot::of(&model);
     let (mut loss_sum, mut cpu) = (0.0, 0.0);
-    for k in 0..steps {
+    let mut model = Some(model);
+    let mut drawn = 0;
+    let next_ids = || {
+        (drawn < steps).then(|| {
+            drawn += 1;
+            sampler.next_batch()
+        })
+    };
+    let mut k = 0;
+    for_each_batch(ctx.train, next_ids, |host| {
         let step = steps_done + k;
-        let ids = sampler.next_batch();
-        let b = ctx.train.batch(&ids, ctx.device)?;
-        let scores = model.score(b.inputs);
+        let m = model
+            .take()
+            .expect("the model is put back after every step");
+        let b = host.to_device(ctx.device);
+        let scores = m.score(b.inputs);
         let s_cpu = scores_to_cpu(scores.clone()).map_err(bridge_error(step))?;
         let t = Instant::now();
         let g = objective
@@ -300,18 +313,20 @@ fn batch_period<M: Scorer>(
         loss_sum += g.loss;
         let mut loss = surrogate(scores, &g.grad).map_err(bridge_error(step))?;
         if let BatchObjective::Aucm(o) = objective
-            && let Some(extra) = o.device_terms(&model, &reference)
+            && let Some(extra) = o.device_terms(&m, &reference)
         {
             loss = loss + extra;
         }
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(ctx.cfg.lr, model, grads);
+        let grads = GradientsParams::from_grads(loss.backward(), &m);
+        model = Some(optim.step(ctx.cfg.lr, m, grads));
+        k += 1;
         ctx.bar.inc(1);
         ctx.bar
-            .set_message(format!("loss {:.4}", loss_sum / (k + 1) as f64));
-    }
+            .set_message(format!("loss {:.4}", loss_sum / k as f64));
+        Ok(())
+    })?;
     Ok(Period {
-        model,
+        model: model.expect("the model is put back after every step"),
         candidate: None,
         diagnostics: None,
         steps,

@@ -8,13 +8,14 @@
 //! - [`method`]: the method as a value the loop calls, one period at a time;
 //! - [`evaluate`]: scoring the validation and test sets, `rankrisk eval`'s report;
 //! - [`record`]: the rows, the summary and the files written from them;
-//! - [`error`]: [`RunError`];
+//! - [`error`]: why a run stops, [`RunError`];
 //! - this module: the loop ([`train_image_task`]) and what its checkpoint holds.
 
 pub mod config;
 pub mod error;
 pub mod evaluate;
 pub(crate) mod method;
+mod prefetch;
 pub mod record;
 
 use std::time::Instant;
@@ -48,6 +49,10 @@ struct LoopState {
     cpu_seconds: f64,
     #[serde(default)]
     dual_seconds: f64,
+    #[serde(default)]
+    eval_seconds: f64,
+    #[serde(default)]
+    checkpoint_seconds: f64,
 }
 
 /// The progress bar of a run (hidden when `cfg.progress` is off).
@@ -113,6 +118,8 @@ pub fn train_image_task<M: Scorer>(
             train_seconds: 0.0,
             cpu_seconds: 0.0,
             dual_seconds: 0.0,
+            eval_seconds: 0.0,
+            checkpoint_seconds: 0.0,
         };
         (model, Trainer::optimizer(cfg), st)
     };
@@ -146,12 +153,14 @@ pub fn train_image_task<M: Scorer>(
         st.cpu_seconds += period.cpu_seconds;
         // Evaluation (not counted in the training time): the iterate, and for AGD-SBCD also
         // v_bar_n^(k); each row can become the best model.
+        let eval_start = Instant::now();
         let plain = model.valid();
         let mut rows = vec![(Candidate::W, &plain)];
         if let Some(v) = &period.candidate {
             rows.push((Candidate::VBarN, v));
         }
         for (which, scorer) in rows {
+            let t = Instant::now();
             let e = evaluate_point(
                 scorer,
                 val,
@@ -160,6 +169,7 @@ pub fn train_image_task<M: Scorer>(
                 (cfg.alpha, cfg.beta),
                 st.steps_done,
             )?;
+            let scoring = t.elapsed().as_secs_f64();
             let rec = EpochMetrics {
                 epoch: st
                     .history
@@ -174,6 +184,8 @@ pub fn train_image_task<M: Scorer>(
                 test_auc: e.test_auc,
                 test_pauc: e.test_pauc,
                 seconds: st.train_seconds,
+                eval_seconds: st.eval_seconds + eval_start.elapsed().as_secs_f64(),
+                checkpoint_seconds: st.checkpoint_seconds,
                 cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
                 candidate: which,
                 sbcd: period.diagnostics,
@@ -209,7 +221,7 @@ pub fn train_image_task<M: Scorer>(
                 &bar,
                 cfg.progress,
                 format!(
-                    "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s{extra}",
+                    "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s training (scoring {scoring:.1} s){extra}",
                     rec.epoch,
                     rec.epochs_seen,
                     rec.train_loss,
@@ -221,8 +233,11 @@ pub fn train_image_task<M: Scorer>(
                 ),
             );
         }
+        st.eval_seconds += eval_start.elapsed().as_secs_f64();
+        let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
         checkpoint::save(&ckpt, &model, None, &optim, &st)?;
+        st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
     if st.dual_seconds > 0.0 {
         say(
@@ -234,6 +249,14 @@ pub fn train_image_task<M: Scorer>(
             ),
         );
     }
+    say(
+        &bar,
+        cfg.progress,
+        format!(
+            "time: {:.1} s training, {:.1} s evaluation, {:.1} s checkpoints and metrics files",
+            st.train_seconds, st.eval_seconds, st.checkpoint_seconds
+        ),
+    );
     bar.finish_and_clear();
     // The first point with the highest validation pAUC: the one saved as best.bpk above.
     let best = *st

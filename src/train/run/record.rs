@@ -32,8 +32,15 @@ pub struct EpochMetrics {
     pub test_auc: f64,
     /// Test pAUC.
     pub test_pauc: f64,
-    /// Seconds of training so far (evaluation excluded).
+    /// Seconds of training so far (evaluation and checkpoints excluded).
     pub seconds: f64,
+    /// Seconds of evaluation so far (scoring the validation and test sets, the best model's
+    /// file and ROC plot).
+    #[serde(default)]
+    pub eval_seconds: f64,
+    /// Seconds of writing checkpoints and metrics files so far.
+    #[serde(default)]
+    pub checkpoint_seconds: f64,
     /// Share of the training time spent in the objective's CPU code.
     pub cpu_share: f64,
     /// Which model this row scores (AGD-SBCD evaluates two candidates per iteration).
@@ -129,7 +136,8 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
     writeln!(
         csv,
         "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
-         candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu"
+         candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu,eval_seconds,\
+         checkpoint_seconds"
     )?;
     for h in history {
         let d = h.sbcd.map_or([f64::NAN; 7], |d| {
@@ -145,7 +153,7 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
         });
         writeln!(
             csv,
-            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{}",
+            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{},{:.3},{:.3}",
             h.epoch,
             h.epochs_seen,
             h.train_loss,
@@ -162,7 +170,9 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
             d[3],
             d[4],
             d[5],
-            d[6]
+            d[6],
+            h.eval_seconds,
+            h.checkpoint_seconds
         )?;
     }
     std::fs::write(

@@ -1,0 +1,359 @@
+//! Where the time of one training step goes, phase by phase, on each backend: rankrisk's step
+//! (the one the run driver takes for CE: batch assembly in host memory, upload, forward, one
+//! read-back of the scores, the CPU objective, the surrogate's backward pass, the optimizer)
+//! next to a bare Burn step on the same model and batch (forward, `softplus(-y s).mean()`,
+//! backward, optimizer; no rankrisk code), so that our overhead and Burn's kernels are told
+//! apart. With `--kernels`, ResNet-20's convolutions alone (forward, and forward + backward),
+//! the shapes `benches/peers/torch_step.py --conv-kernel --all-convs` times in PyTorch.
+//!
+//! Each phase is closed by a device sync so that it is charged its own work; the "step" rows
+//! time the whole step without the intermediate syncs. Median and interquartile range over
+//! `--repeats` steps after `--warmup`.
+//!
+//! ```sh
+//! cargo run --release --example bench_step -- --backends flex,ndarray,wgpu --repeats 20
+//! cargo run --release --example bench_step -- --models densenet121 --batch 32 --repeats 3
+//! cargo run --release --example bench_step -- --kernels
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::activation::softplus;
+use burn::tensor::module::conv2d;
+use burn::tensor::ops::ConvOptions;
+use burn::tensor::{Device, Tensor, TensorData};
+use clap::Parser;
+use rankrisk::backend::{BackendKind, autodiff_device};
+use rankrisk::bridge::{scores_to_cpu, surrogate};
+use rankrisk::loss::Loss;
+use rankrisk::train::{Erm, Objective};
+use rankrisk_datasets::batcher::ImageBatcher;
+use rankrisk_datasets::{ImageSet, ImageSource};
+use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
+
+#[derive(Parser)]
+#[command(about = "Phases of a training step per backend, ours against a bare Burn step")]
+struct Args {
+    /// Backends, comma-separated.
+    #[arg(long, default_value = "flex", value_delimiter = ',')]
+    backends: Vec<BackendKind>,
+    /// Models, comma-separated: resnet20, densenet121.
+    #[arg(long, default_value = "resnet20", value_delimiter = ',')]
+    models: Vec<String>,
+    /// Samples per step.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Image side (default: 28 for ResNet-20 on grayscale, 224 for DenseNet121).
+    #[arg(long)]
+    size: Option<usize>,
+    /// Image channels for ResNet-20 (1: Fashion-MNIST-like, 3: CIFAR-like).
+    #[arg(long, default_value_t = 1)]
+    channels: usize,
+    /// Timed steps per row.
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+    /// Untimed steps first.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Also time ResNet-20's convolutions alone (the flex backend's kernels).
+    #[arg(long)]
+    kernels: bool,
+}
+
+/// Median and interquartile range of `v` in milliseconds.
+fn stats(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let x = p * (v.len() - 1) as f64;
+        let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
+        1e3 * (v[lo] + (v[hi] - v[lo]) * (x - lo as f64))
+    };
+    (q(0.5), q(0.75) - q(0.25))
+}
+
+/// Timings of named phases over repeated steps.
+struct Phases {
+    names: Vec<&'static str>,
+    times: Vec<Vec<f64>>,
+}
+
+impl Phases {
+    fn new(names: &[&'static str]) -> Self {
+        Phases {
+            names: names.to_vec(),
+            times: vec![Vec::new(); names.len()],
+        }
+    }
+
+    fn record(&mut self, k: usize, seconds: f64) {
+        self.times[k].push(seconds);
+    }
+
+    fn print(&mut self, backend: BackendKind, model: &str, path: &str) {
+        for (name, t) in self.names.iter().zip(&mut self.times) {
+            let (median, iqr) = stats(t);
+            println!("| {backend} | {model} | {path} | {name} | {median:.2} | {iqr:.2} |");
+        }
+    }
+}
+
+/// A set of `n` random images (a fixed pseudo-random pattern), every fourth positive.
+fn images(n: usize, channels: usize, side: usize) -> ImageBatcher {
+    let len = channels * side * side;
+    let pixels = (0..n * len).map(|i| ((i * 7919) % 251) as u8).collect();
+    let set = ImageSet {
+        name: "synthetic".into(),
+        channels,
+        height: side,
+        width: side,
+        pixels,
+        labels: (0..n).map(|i| u16::from(i % 4 == 0)).collect(),
+        source: (0..n).collect(),
+        num_classes: 2,
+    };
+    let binary = set.binary(&[1]).expect("both classes");
+    ImageBatcher::new(Arc::new(binary), &[0.5], &[0.25]).expect("valid normalization")
+}
+
+/// One model's rows on one backend.
+fn bench_model<M: Scorer>(
+    model: M,
+    name: &str,
+    source: &ImageBatcher,
+    device: &Device,
+    kind: BackendKind,
+    args: &Args,
+) {
+    let b = args.batch;
+    let n = source.len();
+    let ids_of = |step: usize| -> Vec<usize> { (0..b).map(|k| (step * b + k * 7) % n).collect() };
+    let total = args.warmup + args.repeats;
+    let sync = || device.sync().expect("device sync");
+    let time = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+
+    // Ours, phase by phase.
+    let mut phases = Phases::new(&[
+        "batch assembly (host)",
+        "upload",
+        "forward",
+        "score read-back",
+        "CPU objective (CE)",
+        "surrogate backward",
+        "optimizer step",
+    ]);
+    let mut m = model.clone();
+    let mut optim = AdamConfig::new().init();
+    let mut erm = Erm {
+        loss: Loss::Logistic,
+    };
+    for step in 0..total {
+        let ids = ids_of(step);
+        let t = Instant::now();
+        let host = source.host_batch(&ids).expect("batch");
+        let t_assembly = t.elapsed().as_secs_f64();
+        let mut batch = None;
+        let t_upload = time(&mut || {
+            batch = Some(host.clone().to_device(device));
+            sync();
+        });
+        let batch = batch.expect("uploaded");
+        let mut scores = None;
+        let t_forward = time(&mut || {
+            scores = Some(m.score(batch.inputs.clone()));
+            sync();
+        });
+        let scores = scores.expect("scored");
+        let t = Instant::now();
+        let cpu = scores_to_cpu(scores.clone()).expect("finite scores");
+        let t_read = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let g = erm
+            .batch_gradient(&cpu, &batch.targets, &batch.ids)
+            .expect("valid batch");
+        let t_objective = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let grads =
+            GradientsParams::from_grads(surrogate(scores, &g.grad).expect("grad").backward(), &m);
+        sync();
+        let t_backward = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        m = optim.step(1e-3, m, grads);
+        sync();
+        let t_optim = t.elapsed().as_secs_f64();
+        if step >= args.warmup {
+            for (k, v) in [
+                t_assembly,
+                t_upload,
+                t_forward,
+                t_read,
+                t_objective,
+                t_backward,
+                t_optim,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                phases.record(k, v);
+            }
+        }
+    }
+    phases.print(kind, name, "rankrisk (CE)");
+
+    // Ours, the whole step without intermediate syncs; and the bare Burn step.
+    let mut whole = Phases::new(&["step"]);
+    let mut m = model.clone();
+    let mut optim = AdamConfig::new().init();
+    for step in 0..total {
+        let ids = ids_of(step);
+        let t = Instant::now();
+        let batch = source.batch(&ids, device).expect("batch");
+        let scores = m.score(batch.inputs);
+        let cpu = scores_to_cpu(scores.clone()).expect("finite scores");
+        let g = erm
+            .batch_gradient(&cpu, &batch.targets, &batch.ids)
+            .expect("valid batch");
+        let grads =
+            GradientsParams::from_grads(surrogate(scores, &g.grad).expect("grad").backward(), &m);
+        m = optim.step(1e-3, m, grads);
+        sync();
+        if step >= args.warmup {
+            whole.record(0, t.elapsed().as_secs_f64());
+        }
+    }
+    whole.print(kind, name, "rankrisk (CE)");
+
+    let mut bare = Phases::new(&["forward", "loss + backward", "optimizer step", "step"]);
+    let mut m = model;
+    let mut optim = AdamConfig::new().init();
+    let uploaded: Vec<_> = (0..4)
+        .map(|k| source.batch(&ids_of(k), device).expect("batch"))
+        .collect();
+    for step in 0..total {
+        let batch = &uploaded[step % uploaded.len()];
+        let t0 = Instant::now();
+        let scores = m.score(batch.inputs.clone());
+        sync();
+        let t1 = Instant::now();
+        let loss = softplus(scores.neg() * batch.labels.clone(), 1.0).mean();
+        let grads = GradientsParams::from_grads(loss.backward(), &m);
+        sync();
+        let t2 = Instant::now();
+        m = optim.step(1e-3, m, grads);
+        sync();
+        let t3 = Instant::now();
+        if step >= args.warmup {
+            bare.record(0, (t1 - t0).as_secs_f64());
+            bare.record(1, (t2 - t1).as_secs_f64());
+            bare.record(2, (t3 - t2).as_secs_f64());
+            bare.record(3, (t3 - t0).as_secs_f64());
+        }
+    }
+    bare.print(kind, name, "bare Burn");
+}
+
+/// ResNet-20's 3x3 convolutions at batch `b` on a `side` x `side` input: forward alone, and
+/// forward + backward (input and weight gradients).
+fn bench_kernels(device: &Device, kind: BackendKind, args: &Args) {
+    let b = args.batch;
+    let side = args.size.unwrap_or(28);
+    let shapes = [
+        ("stem C->16", args.channels, 16, side, 1),
+        ("16->16", 16, 16, side, 1),
+        ("16->32 s2", 16, 32, side, 2),
+        ("32->32", 32, 32, side / 2, 1),
+        ("32->64 s2", 32, 64, side / 2, 2),
+        ("64->64", 64, 64, side / 4, 1),
+    ];
+    let sync = || device.sync().expect("device sync");
+    for (name, c_in, c_out, hw, stride) in shapes {
+        let data = |len: usize| -> Vec<f32> {
+            (0..len)
+                .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+                .collect()
+        };
+        let x = Tensor::<4>::from_data(
+            TensorData::new(data(b * c_in * hw * hw), [b, c_in, hw, hw]),
+            device,
+        );
+        let w = Tensor::<4>::from_data(
+            TensorData::new(data(c_out * c_in * 9), [c_out, c_in, 3, 3]),
+            device,
+        );
+        let options = ConvOptions::new([stride, stride], [1, 1], [1, 1], 1);
+        let (mut fwd, mut both) = (Vec::new(), Vec::new());
+        for step in 0..args.warmup + args.repeats {
+            let (xg, wg) = (x.clone().require_grad(), w.clone().require_grad());
+            let t0 = Instant::now();
+            let out = conv2d(xg.clone(), wg.clone(), None, options.clone());
+            sync();
+            let t1 = Instant::now();
+            let grads = out.sum().backward();
+            let _ = (xg.grad(&grads), wg.grad(&grads));
+            sync();
+            let t2 = Instant::now();
+            if step >= args.warmup {
+                fwd.push((t1 - t0).as_secs_f64());
+                both.push((t2 - t0).as_secs_f64());
+            }
+        }
+        let ((f, fi), (fb, fbi)) = (stats(&mut fwd), stats(&mut both));
+        println!(
+            "| {kind} | conv {name} 3x3 @{hw}x{hw}, batch {b} | {f:.2} ({fi:.2}) | {fb:.2} ({fbi:.2}) |"
+        );
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let threads = std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into());
+    println!(
+        "batch {}, {} timed steps after {} warm-up, RAYON_NUM_THREADS={threads}\n",
+        args.batch, args.repeats, args.warmup
+    );
+    println!("| backend | model | path | phase | median ms | IQR ms |");
+    println!("|---|---|---|---|---|---|");
+    for &kind in &args.backends {
+        let device = match autodiff_device(kind) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("{kind}: {e}");
+                continue;
+            }
+        };
+        for name in &args.models {
+            device.seed(0);
+            match name.as_str() {
+                "resnet20" => {
+                    let side = args.size.unwrap_or(28);
+                    let source = images(4 * args.batch, args.channels, side);
+                    let model = ResNet20Config::new()
+                        .with_in_channels(args.channels)
+                        .init(&device);
+                    bench_model(model, "ResNet-20", &source, &device, kind, &args);
+                }
+                "densenet121" => {
+                    let side = args.size.unwrap_or(224);
+                    let source = images(4 * args.batch, 3, side);
+                    let model = DenseNet121Config::new().init(&device);
+                    bench_model(model, "DenseNet121", &source, &device, kind, &args);
+                }
+                other => eprintln!("unknown model '{other}' (resnet20, densenet121)"),
+            }
+        }
+    }
+    if args.kernels {
+        println!("\n| backend | kernel | forward ms (IQR) | forward + backward ms (IQR) |");
+        println!("|---|---|---|---|");
+        for &kind in &args.backends {
+            if let Ok(device) = autodiff_device(kind) {
+                bench_kernels(&device, kind, &args);
+            }
+        }
+    }
+}
