@@ -555,9 +555,19 @@ mod train_config {
                 .lines()
                 .find(|l| l.starts_with("| australian | ") && l.contains(method))
                 .unwrap_or_else(|| panic!("no {method} row: {text}"));
-            // test AUC column: a real classifier on australian, far above chance.
-            let auc: f64 = line.split('|').nth(3).unwrap().trim().parse().unwrap();
+            // test AUC column, `AUC [lower, upper]`: a real classifier on australian, far
+            // above chance, inside its 95% interval.
+            let cell = line.split('|').nth(3).unwrap().trim();
+            let numbers: Vec<f64> = cell
+                .split([' ', '[', ']', ','])
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().unwrap())
+                .collect();
+            let [auc, lower, upper] = numbers[..] else {
+                panic!("{line}")
+            };
             assert!(auc > 0.8, "{line}");
+            assert!(lower < auc && auc < upper, "{line}");
         }
         let out = rankrisk(&["train", "/nonexistent/cfg.toml"], &[], None);
         assert_eq!(out.status.code(), Some(2));

@@ -59,7 +59,7 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
         first.history.len(),
         first.best.epoch.max(first.history.len())
     );
-    let last = *first.history.last().unwrap();
+    let last = first.history.last().unwrap().clone();
     eprintln!("after one pass: {last:?}");
     assert!(last.test_auc > 0.9, "test AUC {}", last.test_auc);
     assert!(last.test_pauc > 0.5, "test pAUC {}", last.test_pauc);
@@ -274,7 +274,9 @@ fn train_expands_a_grid_and_reports_the_point_with_the_best_validation_pauc() {
         .lines()
         .find(|l| l.starts_with("| fashion-mnist-LT") && l.contains(&format!("[{chosen}]")))
         .unwrap_or_else(|| panic!("no chosen row: {stdout}"));
-    let test_pauc: f64 = line.split('|').nth(4).unwrap().trim().parse().unwrap();
+    // The cell is `pAUC [lower, upper]`.
+    let cell = line.split('|').nth(4).unwrap().trim();
+    let test_pauc: f64 = cell.split(' ').next().unwrap().parse().unwrap();
     let want = if chosen == "lr=0.1" { hi.1 } else { lo.1 };
     assert!((test_pauc - want).abs() < 1e-4, "{line} vs {want}");
     std::fs::remove_dir_all(&root).ok();
@@ -345,7 +347,13 @@ fn figures(out: &Path) -> Vec<serde_json::Value> {
             let mut r = r.clone();
             let o = r.as_object_mut().unwrap();
             // Times differ from run to run.
-            for key in ["seconds", "cpu_share", "eval_seconds", "checkpoint_seconds"] {
+            for key in [
+                "seconds",
+                "cpu_share",
+                "eval_seconds",
+                "checkpoint_seconds",
+                "step_ms",
+            ] {
                 o.remove(key);
             }
             r
@@ -484,4 +492,180 @@ fn mnist_lt_builds_although_its_classes_differ_in_size() {
     assert_eq!(total, (0..10).map(quota).sum::<usize>());
     let threes = tr.positives() + task.val.set().positives();
     assert_eq!(threes, quota(3));
+}
+
+/// A CheXpert-v1.0-small folder for the multi-label test: the first `rows` frontal rows of the
+/// real train.csv (real labels of the five tasks), split into train.csv and valid.csv, each
+/// row's image one of the real X-ray JPEGs (cycled).
+fn real_chexpert(root: &Path, rows: usize) -> Option<()> {
+    let csv = rankrisk_datasets::fetched::require("chexpert")?.join("train.csv");
+    let xray = rankrisk_datasets::fetched::require("xray")?;
+    let mut jpegs: Vec<PathBuf> = std::fs::read_dir(&xray)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jpeg"))
+        .collect();
+    jpegs.sort();
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let frontal: Vec<&str> = lines
+        .filter(|l| l.contains(",Frontal,"))
+        .take(rows)
+        .collect();
+    let dir = root.join("CheXpert-v1.0-small");
+    for (k, line) in frontal.iter().enumerate() {
+        let path = line.split(',').next().unwrap();
+        let dst = root.join(path);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(&jpegs[k % jpegs.len()], &dst).unwrap();
+    }
+    let split = rows * 3 / 4;
+    let write = |name: &str, part: &[&str]| {
+        std::fs::write(dir.join(name), format!("{header}\n{}\n", part.join("\n"))).unwrap();
+    };
+    write("train.csv", &frontal[..split]);
+    write("valid.csv", &frontal[split..]);
+    Some(())
+}
+
+#[test]
+fn multi_label_chexpert_trains_five_outputs_on_real_labels_and_images() {
+    let root = scratch("cx-all");
+    if real_chexpert(&root, 480).is_none() {
+        return;
+    }
+    let out = root.join("out");
+    let cfg = root.join("cx.toml");
+    let config = |method: &str| {
+        format!(
+            "task = \"chexpert\"\ndata_dir = {root:?}\ntask_name = \"all\"\nsize = 32\n\
+             epochs = 1\nmethod = \"{method}\"\nbatch = 16\nquiet = true\nout = {out:?}\n"
+        )
+    };
+    std::fs::write(&cfg, config("sopa")).unwrap();
+    let run = train(&cfg);
+    assert!(
+        run.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let s: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // Five tasks in LibAUC's order, each with finite figures; the point's figures are their
+    // means.
+    let names: Vec<&str> = s.best.tasks.iter().map(|t| t.task.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Cardiomegaly",
+            "Edema",
+            "Consolidation",
+            "Atelectasis",
+            "Pleural Effusion"
+        ]
+    );
+    let mean = s.best.tasks.iter().map(|t| t.test_auc).sum::<f64>() / 5.0;
+    assert!(
+        (s.best.test_auc - mean).abs() < 1e-12,
+        "{mean} vs {}",
+        s.best.test_auc
+    );
+    assert!(
+        s.best
+            .tasks
+            .iter()
+            .all(|t| t.val_pauc.is_finite() && t.test_pauc.is_finite())
+    );
+    assert!(out.join("roc.png").is_file() && out.join("best.bpk").is_file());
+    let printed = String::from_utf8_lossy(&run.stdout);
+    assert!(printed.contains("CheXpert all 5 tasks 32px"), "{printed}");
+    // rankrisk eval scores the five outputs again: the same mean test AUC.
+    let eval = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .args(["eval"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        eval.status.success(),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
+    let report: EvalReport =
+        serde_json::from_str(&std::fs::read_to_string(out.join("eval_test.json")).unwrap())
+            .unwrap();
+    assert_eq!(report.tasks.len(), 5);
+    assert!((report.auc - s.best.test_auc).abs() < 1e-6, "{report:?}");
+    // AGD-SBCD trains one task: refused with a message that names the alternatives.
+    std::fs::write(&cfg, config("sbcd")).unwrap();
+    let refused = train(&cfg);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("AGD-SBCD trains one task") && err.contains("sopa"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn sopa_family_runs_resume_and_report_intervals() {
+    let Some(dir) = fashion_dir() else { return };
+    let root = scratch("sopa");
+    for method in ["sopa", "sopa-s", "sota-s"] {
+        let out = root.join(method);
+        let cfg = root.join(format!("{method}.toml"));
+        let text = |epochs: usize, resume: bool| {
+            format!(
+                "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nout = {out:?}\n\
+                 method = \"{method}\"\nepochs = {epochs}\nlimit = 600\ntest_limit = 300\n\
+                 quiet = true\nbootstrap = 200\nresume = {resume}\n"
+            )
+        };
+        std::fs::write(&cfg, text(1, false)).unwrap();
+        let first = train(&cfg);
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+        let s: RunSummary =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let [lo, hi] = s.best.test_pauc_ci.unwrap();
+        assert!(
+            lo <= s.best.test_pauc && s.best.test_pauc <= hi,
+            "{method}: {:?}",
+            s.best
+        );
+        let [lo, hi] = s.best.test_auc_ci.unwrap();
+        assert!(
+            lo <= s.best.test_auc && s.best.test_auc <= hi,
+            "{method}: {:?}",
+            s.best
+        );
+        assert!(
+            String::from_utf8_lossy(&first.stdout)
+                .contains(&format!("{:.4} [{:.4}, {:.4}]", s.best.test_auc, lo, hi)),
+            "{method}: the results table shows the interval"
+        );
+        // A second pass resumed from the checkpoint (the per-positive state included).
+        std::fs::write(&cfg, text(2, true)).unwrap();
+        let second = train(&cfg);
+        assert!(
+            second.status.success(),
+            "{}",
+            String::from_utf8_lossy(&second.stderr)
+        );
+        let s2: RunSummary =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s2.history.len(), 2, "{method}");
+        assert_eq!(
+            s2.history[0], s.history[0],
+            "{method}: the first pass is kept as it was"
+        );
+    }
+    std::fs::remove_dir_all(&root).ok();
 }

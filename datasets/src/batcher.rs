@@ -103,15 +103,17 @@ impl Batcher<usize, TabularBatch> for TabularBatcher {
     }
 }
 
-/// A batch for a binary task.
+/// A batch for a binary task (or several binary tasks of the same images).
 #[derive(Debug, Clone)]
 pub struct ImageBatch {
     /// `[batch, channels, height, width]`.
     pub inputs: Tensor<4>,
-    /// Labels, +1 for positive and -1 for negative: `[batch]`.
+    /// Labels, +1 for positive and -1 for negative: `[batch * tasks]`, row-major.
     pub labels: Tensor<1>,
     /// The same labels on the CPU, for the objectives (no read-back needed).
     pub targets: Vec<f64>,
+    /// Labels per sample (1 for a binary task).
+    pub tasks: usize,
     /// Sample ids (positions in the data set), in batch order.
     pub ids: Vec<usize>,
 }
@@ -124,8 +126,11 @@ pub struct HostBatch {
     pub pixels: Vec<f32>,
     /// `[batch, channels, height, width]`.
     pub shape: [usize; 4],
-    /// Labels, +1 for positive and -1 for negative.
+    /// Labels, +1 for positive and -1 for negative: `tasks` per sample, row-major
+    /// (`targets[k * tasks + t]` is sample `k`'s label of task `t`).
     pub targets: Vec<f64>,
+    /// Labels per sample (1 for a binary task).
+    pub tasks: usize,
     /// Sample ids, in batch order.
     pub ids: Vec<usize>,
 }
@@ -133,12 +138,13 @@ pub struct HostBatch {
 impl HostBatch {
     /// The batch on `device` (one upload of the pixels and one of the labels).
     pub fn to_device(self, device: &Device) -> ImageBatch {
-        let n = self.ids.len();
         let y: Vec<f32> = self.targets.iter().map(|&v| v as f32).collect();
+        let n = y.len();
         ImageBatch {
             inputs: Tensor::from_data(TensorData::new(self.pixels, self.shape), device),
             labels: Tensor::from_data(TensorData::new(y, [n]), device),
             targets: self.targets,
+            tasks: self.tasks,
             ids: self.ids,
         }
     }
@@ -154,8 +160,21 @@ pub trait ImageSource: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Labels in {-1, +1}, id order.
+    /// Labels in {-1, +1}, id order (of the first task when there are several).
     fn labels(&self) -> Vec<f64>;
+    /// Labels per sample (1 for a binary task).
+    fn tasks(&self) -> usize {
+        1
+    }
+    /// The labels of task `t` in {-1, +1}, id order.
+    fn task_labels(&self, t: usize) -> Vec<f64> {
+        debug_assert_eq!(t, 0, "a binary set has one task");
+        self.labels()
+    }
+    /// The name of task `t` (for tables).
+    fn task_name(&self, t: usize) -> String {
+        format!("task {t}")
+    }
     /// The samples `ids` as a batch in host memory.
     ///
     /// # Errors
@@ -187,9 +206,18 @@ impl ImageSource for ChexpertBatcher {
         self.set.len()
     }
     fn labels(&self) -> Vec<f64> {
+        self.task_labels(0)
+    }
+    fn tasks(&self) -> usize {
+        self.set.tasks.len()
+    }
+    fn task_labels(&self, t: usize) -> Vec<f64> {
         (0..self.set.len())
-            .map(|i| if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 })
+            .map(|i| signed(self.set.label(i)[t]))
             .collect()
+    }
+    fn task_name(&self, t: usize) -> String {
+        self.set.tasks[t].column().to_string()
     }
     fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
         ChexpertBatcher::host_batch(self, ids)
@@ -265,6 +293,7 @@ impl ImageBatcher {
             pixels: x,
             shape: [ids.len(), s.channels, s.height, s.width],
             targets,
+            tasks: 1,
             ids: ids.to_vec(),
         })
     }
@@ -287,8 +316,14 @@ impl Batcher<usize, ImageBatch> for ImageBatcher {
     }
 }
 
-/// Batches a single-task [`Chexpert`] set: decodes, transforms (augmentation seeded by the
-/// sample id and `epoch`, so a resumed run sees the same images) and stacks.
+/// A 0/1 label as -1/+1.
+fn signed(v: u8) -> f64 {
+    if v == 1 { 1.0 } else { -1.0 }
+}
+
+/// Batches a [`Chexpert`] set (one task, or several as a multi-label batch): decodes,
+/// transforms (augmentation seeded by the sample id and `epoch`, so a resumed run sees the same
+/// images) and stacks.
 #[derive(Debug, Clone)]
 pub struct ChexpertBatcher {
     set: Arc<Chexpert>,
@@ -299,7 +334,7 @@ pub struct ChexpertBatcher {
 }
 
 impl ChexpertBatcher {
-    /// A batcher for task 0 of `set`.
+    /// A batcher over `set` (all of its tasks).
     pub fn new(set: Arc<Chexpert>, transform: XrayTransform, seed: u64) -> Self {
         ChexpertBatcher {
             set,
@@ -326,7 +361,7 @@ impl ChexpertBatcher {
         }
         let size = self.transform.size;
         let mut x = Vec::with_capacity(ids.len() * 3 * size * size);
-        let mut targets = Vec::with_capacity(ids.len());
+        let mut targets = Vec::with_capacity(ids.len() * self.set.tasks.len());
         for &i in ids {
             if i >= self.set.len() {
                 return Err(DataError::invalid(
@@ -341,12 +376,13 @@ impl ChexpertBatcher {
                 self.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.epoch,
             );
             x.extend(self.set.image(i, &self.transform, &mut rng)?);
-            targets.push(if self.set.label(i)[0] == 1 { 1.0 } else { -1.0 });
+            targets.extend(self.set.label(i).iter().map(|&v| signed(v)));
         }
         Ok(HostBatch {
             pixels: x,
             shape: [ids.len(), 3, size, size],
             targets,
+            tasks: self.set.tasks.len(),
             ids: ids.to_vec(),
         })
     }

@@ -112,6 +112,71 @@ impl DualSampler {
     }
 }
 
+/// Uniform batches (as a shuffled data loader): an epoch is one pass over every sample in a
+/// seeded random order, cut into batches of `batch_size` (the last one may be short). For
+/// multi-label training, where no single label can be balanced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShuffleSampler {
+    n: usize,
+    batch_size: usize,
+    seed: u64,
+    /// Batches drawn so far (the resumable position).
+    pub step: u64,
+}
+
+impl ShuffleSampler {
+    /// A sampler over `n` samples.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] for no samples or `batch_size < 1`.
+    pub fn new(n: usize, batch_size: usize, seed: u64) -> Result<Self, DataError> {
+        if n == 0 || batch_size == 0 {
+            return Err(DataError::invalid(
+                "sampler",
+                format!("{n} samples in batches of {batch_size}: both must be at least 1"),
+            ));
+        }
+        Ok(ShuffleSampler {
+            n,
+            batch_size,
+            seed,
+            step: 0,
+        })
+    }
+
+    /// The ids of the next batch.
+    pub fn next_batch(&mut self) -> Vec<usize> {
+        let b = self.n.div_ceil(self.batch_size) as u64;
+        let (epoch, k) = (self.step / b, (self.step % b) as usize);
+        let all: Vec<usize> = (0..self.n).collect();
+        let order = permutation(&all, self.seed, epoch);
+        self.step += 1;
+        order[k * self.batch_size..((k + 1) * self.batch_size).min(self.n)].to_vec()
+    }
+}
+
+/// The training batches of a run: balanced by one label ([`DualSampler`]) or uniform
+/// ([`ShuffleSampler`]). A checkpoint written before the uniform sampler existed holds a plain
+/// [`DualSampler`], which reads back as `Dual`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BatchSampler {
+    /// Balanced batches.
+    Dual(DualSampler),
+    /// Uniform batches.
+    Shuffle(ShuffleSampler),
+}
+
+impl BatchSampler {
+    /// The ids of the next batch.
+    pub fn next_batch(&mut self) -> Vec<usize> {
+        match self {
+            BatchSampler::Dual(s) => s.next_batch(),
+            BatchSampler::Shuffle(s) => s.next_batch(),
+        }
+    }
+}
+
 /// The I-positive / J-negative block sampler of SBCD: step `t` draws `i` distinct positives
 /// and `j` distinct negatives uniformly (seeded by `t`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,5 +279,30 @@ mod tests {
         q.dedup();
         assert_eq!(q.len(), 4);
         assert!(BlockSampler::new(&y, 11, 4, 0).is_err());
+    }
+
+    #[test]
+    fn shuffle_batches_cover_every_sample_once_per_epoch_and_resume() {
+        let mut s = ShuffleSampler::new(10, 4, 3).unwrap();
+        let epoch: Vec<usize> = (0..3).flat_map(|_| s.next_batch()).collect();
+        let mut sorted = epoch.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        let next = s.next_batch();
+        let mut resumed = ShuffleSampler::new(10, 4, 3).unwrap();
+        resumed.step = 3;
+        assert_eq!(resumed.next_batch(), next);
+        assert_ne!(next, epoch[..4].to_vec(), "each epoch has its own order");
+        assert!(ShuffleSampler::new(0, 4, 0).is_err());
+        // An old checkpoint's plain DualSampler reads back as a BatchSampler.
+        let dual = DualSampler::new(&[true, false, false], 2, 0.5, 1).unwrap();
+        let text = serde_json::to_string(&dual).unwrap();
+        let back: BatchSampler = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, BatchSampler::Dual(dual));
+        let shuffle: BatchSampler = serde_json::from_str(
+            &serde_json::to_string(&BatchSampler::Shuffle(s.clone())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(shuffle, BatchSampler::Shuffle(s));
     }
 }

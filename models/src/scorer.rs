@@ -7,38 +7,49 @@ use burn::tensor::Tensor;
 
 use crate::{DenseNet121, LinearScorer, ResNet20};
 
-/// A module that scores images, one number per image.
+/// A module that scores images: one number per image and task (one task for a binary
+/// problem, one per label for a multi-label one such as CheXpert's five competition tasks).
 pub trait Scorer: Module + ModuleDisplay {
-    /// One score per image.
+    /// One score per image and task.
+    ///
+    /// # Shapes
+    /// - input: `[batch, channels, height, width]`
+    /// - output: `[batch, tasks]`
+    fn scores(&self, x: Tensor<4>) -> Tensor<2>;
+
+    /// One score per image, for a model of one task (the only column of [`Scorer::scores`]).
     ///
     /// # Shapes
     /// - input: `[batch, channels, height, width]`
     /// - output: `[batch]`
-    fn score(&self, x: Tensor<4>) -> Tensor<1>;
-}
-
-/// The outputs of a one-output head, `[batch, 1]`, as one score per image, `[batch]`.
-fn single_output(out: Tensor<2>) -> Tensor<1> {
-    let [b, _] = out.dims();
-    out.reshape([b])
+    fn score(&self, x: Tensor<4>) -> Tensor<1> {
+        let out = self.scores(x);
+        let [b, _] = out.dims();
+        out.reshape([b])
+    }
 }
 
 impl Scorer for ResNet20 {
-    /// The head's one output (build it with `num_outputs = 1`, the default).
-    fn score(&self, x: Tensor<4>) -> Tensor<1> {
-        single_output(self.forward(x))
+    /// The head's outputs (`num_outputs` tasks).
+    fn scores(&self, x: Tensor<4>) -> Tensor<2> {
+        self.forward(x)
     }
 }
 
 impl Scorer for DenseNet121 {
-    /// The head's one output (build it with `num_outputs = 1`, the default).
-    fn score(&self, x: Tensor<4>) -> Tensor<1> {
-        single_output(self.forward(x))
+    /// The head's outputs (`num_outputs` tasks).
+    fn scores(&self, x: Tensor<4>) -> Tensor<2> {
+        self.forward(x)
     }
 }
 
 impl Scorer for LinearScorer {
-    /// The pixels flattened to one feature vector per image (`d_input = c h w`).
+    /// One task: the pixels flattened to one feature vector per image (`d_input = c h w`).
+    fn scores(&self, x: Tensor<4>) -> Tensor<2> {
+        let [b, c, h, w] = x.dims();
+        self.forward(x.reshape([b, c * h * w])).reshape([b, 1])
+    }
+
     fn score(&self, x: Tensor<4>) -> Tensor<1> {
         let [b, c, h, w] = x.dims();
         self.forward(x.reshape([b, c * h * w]))

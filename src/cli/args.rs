@@ -79,6 +79,26 @@ pub struct TrainingArgs {
     /// AGD-SBCD: the m- and n-calls of an outer iteration draw the same blocks.
     #[arg(long)]
     pub common_blocks: bool,
+    /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores
+    /// (LibAUC's default).
+    #[arg(long, default_value_t = 1.0)]
+    pub margin: f64,
+    /// SOPA: step size of the per-positive thresholds (LibAUC's `eta`).
+    #[arg(long, default_value_t = 0.1)]
+    pub sopa_eta: f64,
+    /// SOPA-s, SOTA-s: KL weight over the negatives (LibAUC's `Lambda`).
+    #[arg(long, default_value_t = 1.0)]
+    pub dro_lambda: f64,
+    /// SOTA-s: KL weight over the positives (LibAUC's `tau`).
+    #[arg(long, default_value_t = 1.0)]
+    pub dro_tau: f64,
+    /// SOPA-s, SOTA-s: moving-average weight of the new batch (LibAUC's `gamma`).
+    #[arg(long, default_value_t = 0.9)]
+    pub dro_gamma: f64,
+    /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
+    /// (0: none).
+    #[arg(long, default_value_t = 2000)]
+    pub bootstrap: usize,
     /// FPR range start.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -119,6 +139,10 @@ impl TrainingArgs {
         cfg.refresh_steps = self.bn_refresh;
         (cfg.c_dual, cfg.dual_init) = (self.c_dual, self.dual_init);
         (cfg.dual_refresh, cfg.common_blocks) = (self.dual_refresh, self.common_blocks);
+        (cfg.margin, cfg.sopa_eta) = (self.margin, self.sopa_eta);
+        (cfg.dro_lambda, cfg.dro_tau, cfg.dro_gamma) =
+            (self.dro_lambda, self.dro_tau, self.dro_gamma);
+        cfg.bootstrap = self.bootstrap;
         cfg.resume = self.resume;
         cfg.progress = !self.quiet;
         cfg
@@ -226,8 +250,9 @@ pub struct ChexpertArgs {
     /// Folder that holds CheXpert-v1.0-small/ (or that folder itself).
     #[arg(long)]
     pub data_dir: PathBuf,
-    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion (`task_name` in
-    /// a `rankrisk train` config, where `task` names the kind of run).
+    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion, or `all` (the
+    /// five at once: DenseNet121 with five outputs, mean AUC and pAUC over the tasks;
+    /// `task_name` in a `rankrisk train` config, where `task` names the kind of run).
     #[arg(long, default_value = "edema")]
     #[serde(rename = "task_name")]
     pub task: String,

@@ -58,6 +58,12 @@ pub fn run(args: &EvalArgs) -> Result<(), String> {
         report.beta,
         report.pauc
     );
+    for t in &report.tasks {
+        println!(
+            "  {}: {} positive, AUC {:.4}, pAUC {:.4}",
+            t.task, t.positives, t.auc, t.pauc
+        );
+    }
     println!(
         "wrote eval_{0}.json and roc_{0}.png in {1}",
         report.split,

@@ -13,6 +13,7 @@ pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
 pub mod grid;
+pub mod metrics;
 pub mod pava;
 pub mod smoke;
 pub mod train;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Score a trained model of a `train` run folder on its test or validation set (metrics
     /// JSON and ROC plot).
     Eval(Box<eval::EvalArgs>),
+    /// AUC, pAUC (ours, McClish, two-way) with confidence intervals for the score columns of a
+    /// CSV file, and paired comparisons of the columns (DeLong, bootstrap).
+    Metrics(Box<metrics::MetricsArgs>),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(smoke::SmokeArgs),
@@ -66,6 +70,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Smoke(args) => smoke::run_command(&args),
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Metrics(args) => metrics::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

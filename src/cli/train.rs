@@ -462,6 +462,8 @@ fn row(data: String, s: &RunSummary) -> ResultRow {
         method: format!("{} (epoch {})", s.config.method.name(), s.best.epoch),
         test_auc: s.best.test_auc,
         test_pauc: s.best.test_pauc,
+        test_auc_ci: s.best.test_auc_ci,
+        test_pauc_ci: s.best.test_pauc_ci,
         fpr: (s.config.alpha, s.config.beta),
         test_accuracy: None,
         seconds: s.history.last().map_or(0.0, |h| h.seconds),

@@ -50,10 +50,23 @@ pub enum MetricError {
     /// An FPR range over no negatives.
     #[error("no negatives: the pAUC needs both classes")]
     NoNegatives,
+    /// A confidence level outside (0, 1).
+    #[error("confidence level must lie in (0, 1), got {0}")]
+    BadLevel(f64),
+    /// A bootstrap with fewer than 2 resamples.
+    #[error("a bootstrap needs at least 2 resamples, got {0}")]
+    TooFewResamples(usize),
 }
 
-/// Scores split by class (labels > 0 are positive), checked.
-fn split(scores: &[f64], labels: &[f64]) -> Result<(Vec<f64>, Vec<f64>), MetricError> {
+/// Scores split by class (labels > 0 are positive), checked: equal lengths, finite scores,
+/// both classes.
+///
+/// # Errors
+/// [`MetricError`] naming the first problem.
+pub(crate) fn split_checked(
+    scores: &[f64],
+    labels: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), MetricError> {
     if scores.len() != labels.len() {
         return Err(MetricError::LengthMismatch {
             scores: scores.len(),
@@ -162,7 +175,7 @@ fn credits_desc(pos: &mut [f64], neg: &mut [f64]) -> Vec<f64> {
 /// # Errors
 /// [`MetricError`] for mismatched lengths, NaN/infinite scores or a missing class.
 pub fn auc(scores: &[f64], labels: &[f64]) -> Result<f64, MetricError> {
-    let (mut pos, mut neg) = split(scores, labels)?;
+    let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
     Ok(credits_desc(&mut pos, &mut neg).iter().sum::<f64>() / (np * nn))
 }
@@ -174,7 +187,7 @@ pub fn auc(scores: &[f64], labels: &[f64]) -> Result<f64, MetricError> {
 /// As [`auc`], plus [`MetricError::BadRange`] unless `0 <= alpha < beta <= 1`.
 pub fn pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> Result<f64, MetricError> {
     check_range(alpha, beta)?;
-    let (mut pos, mut neg) = split(scores, labels)?;
+    let (mut pos, mut neg) = split_checked(scores, labels)?;
     let range = RankRange::from_fpr(alpha, beta, neg.len())?;
     let credits = credits_desc(&mut pos, &mut neg);
     let total: f64 = range.ranks().map(|j| range.weight(j) * credits[j]).sum();
@@ -197,7 +210,7 @@ pub struct RocPoint {
 /// # Errors
 /// As [`auc`].
 pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, MetricError> {
-    let (pos, neg) = split(scores, labels)?;
+    let (pos, neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
     let mut all: Vec<(f64, bool)> = pos
         .iter()
@@ -275,7 +288,7 @@ pub fn two_way_pauc(
 ) -> Result<f64, MetricError> {
     check_range(0.0, fpr_max)?;
     check_range(tpr_min, 1.0)?;
-    let (mut pos, mut neg) = split(scores, labels)?;
+    let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
     pos.sort_by(f64::total_cmp); // ascending: lowest-scored positives first
     neg.sort_by(|a, b| b.total_cmp(a)); // descending: highest-scored negatives first

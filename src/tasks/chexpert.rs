@@ -22,7 +22,8 @@ use crate::tasks::{ImageTask, TaskError, TaskSets, thin};
 pub struct ChexpertTask {
     /// Folder that holds CheXpert-v1.0-small/ (or that folder itself).
     pub data_dir: PathBuf,
-    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion.
+    /// Task: cardiomegaly, edema, consolidation, atelectasis, pleural-effusion, or `all` for
+    /// the five at once (a multi-label model with five outputs, as LibAUC's CheXpert recipe).
     pub task: String,
     /// torchvision DenseNet-121 ImageNet weights (`densenet121-a639ec97.pth`) to start from.
     pub pretrained: Option<PathBuf>,
@@ -34,19 +35,36 @@ pub struct ChexpertTask {
     pub seed: u64,
 }
 
+impl ChexpertTask {
+    /// Which rows and labels: one task, or the five competition tasks for `all`.
+    ///
+    /// # Errors
+    /// [`TaskError::Data`] for an unknown task name.
+    pub fn config(&self) -> Result<ChexpertConfig, TaskError> {
+        if self.task.trim().eq_ignore_ascii_case("all") {
+            return Ok(ChexpertConfig::five_tasks());
+        }
+        let task: Task = self.task.parse()?;
+        Ok(ChexpertConfig::single(task))
+    }
+}
+
 impl ImageTask for ChexpertTask {
     type Source = ChexpertBatcher;
     type Model = DenseNet121;
 
-    /// E.g. `CheXpert edema 224px`.
+    /// E.g. `CheXpert edema 224px`, `CheXpert all 5 tasks 224px`.
     fn label(&self) -> String {
-        format!("CheXpert {} {}px", self.task, self.size)
+        match self.config().map(|c| c.tasks.len()) {
+            Ok(k) if k > 1 => format!("CheXpert {} {k} tasks {}px", self.task, self.size),
+            _ => format!("CheXpert {} {}px", self.task, self.size),
+        }
     }
 
     /// The task name, the image size, and that the data folder and the pretrained weights
     /// exist.
     fn validate(&self) -> Result<(), TaskError> {
-        let _: Task = self.task.parse()?;
+        self.config()?;
         if self.size < 32 {
             return Err(TaskError::Setting {
                 key: "size",
@@ -70,8 +88,7 @@ impl ImageTask for ChexpertTask {
 
     /// train.csv split 9:1 (seeded; the training part augmented), valid.csv as the test set.
     fn build(&self) -> Result<TaskSets<ChexpertBatcher>, TaskError> {
-        let task: Task = self.task.parse()?;
-        let cfg = ChexpertConfig::single(task);
+        let cfg = self.config()?;
         let all = Chexpert::open(&self.data_dir, "train.csv", &cfg)?;
         let all = all.subset(&thin(all.len(), self.limit));
         let (train, val) = all.split(0.9, self.seed)?;
@@ -84,13 +101,16 @@ impl ImageTask for ChexpertTask {
         })
     }
 
-    /// DenseNet121 with one output, from the ImageNet weights when given.
+    /// DenseNet121 with one output per task, from the ImageNet weights when given.
     fn model(
         &self,
         _sets: &TaskSets<ChexpertBatcher>,
         device: &Device,
     ) -> Result<DenseNet121, TaskError> {
-        let mut model = DenseNet121Config::new().init(device);
+        let outputs = self.config()?.tasks.len();
+        let mut model = DenseNet121Config::new()
+            .with_num_outputs(outputs)
+            .init(device);
         if let Some(p) = &self.pretrained {
             let report = load_torchvision_densenet121(&mut model, p, Head::Replace, None)?;
             eprintln!("pretrained weights: {report}");

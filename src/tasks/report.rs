@@ -14,6 +14,10 @@ pub struct ResultRow {
     pub test_auc: f64,
     /// Test pAUC in the FPR range `fpr` (normalized).
     pub test_pauc: f64,
+    /// The test AUC's 95% interval (DeLong), where it was computed.
+    pub test_auc_ci: Option<[f64; 2]>,
+    /// The test pAUC's 95% interval (stratified bootstrap), where it was computed.
+    pub test_pauc_ci: Option<[f64; 2]>,
     /// The FPR range of `test_pauc`.
     pub fpr: (f64, f64),
     /// Test accuracy of `sign(score)` where it means something (linear models trained for a
@@ -23,18 +27,33 @@ pub struct ResultRow {
     pub seconds: f64,
 }
 
-/// The rows as a markdown table.
+/// A figure with its interval, when there is one: `0.9755 [0.9601, 0.9870]`.
+fn with_interval(value: f64, ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([lo, hi]) => format!("{value:.4} [{lo:.4}, {hi:.4}]"),
+        None => format!("{value:.4}"),
+    }
+}
+
+/// The rows as a markdown table (intervals are 95%: DeLong's for the AUC, a stratified
+/// bootstrap for the pAUC).
 pub fn markdown(rows: &[ResultRow]) -> String {
     let mut out = String::from(
-        "| data | method | test AUC | test pAUC | FPR range | test accuracy | train s |\n|---|---|---|---|---|---|---|\n",
+        "| data | method | test AUC [95% CI] | test pAUC [95% CI] | FPR range | test accuracy | train s |\n|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let acc = r
             .test_accuracy
             .map_or_else(|| "-".to_string(), |a| format!("{a:.4}"));
         out.push_str(&format!(
-            "| {} | {} | {:.4} | {:.4} | [{}, {}] | {acc} | {:.1} |\n",
-            r.data, r.method, r.test_auc, r.test_pauc, r.fpr.0, r.fpr.1, r.seconds
+            "| {} | {} | {} | {} | [{}, {}] | {acc} | {:.1} |\n",
+            r.data,
+            r.method,
+            with_interval(r.test_auc, r.test_auc_ci),
+            with_interval(r.test_pauc, r.test_pauc_ci),
+            r.fpr.0,
+            r.fpr.1,
+            r.seconds
         ));
     }
     out

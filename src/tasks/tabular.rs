@@ -12,6 +12,7 @@ use crate::admm::{AdmmConfig, LinearData};
 use crate::loss::Loss;
 use crate::metrics::accuracy;
 use crate::metrics::auc::{auc, pauc};
+use crate::metrics::ci::{Bootstrap, DeLong, Interval, bootstrap_interval};
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::sbcd::PairData;
@@ -96,6 +97,12 @@ impl TabularTask {
             let (w, _) =
                 agd_sbcd_linear(&pairs, &vec![0.0; train.d], &agd, Budget::Outer(self.outer))?;
             fitted.push(("AGD-SBCD".into(), w, t.elapsed().as_secs_f64()));
+            let (alpha, beta) = (self.alpha, self.beta);
+            let boot = Bootstrap {
+                seed: self.seed,
+                ..Bootstrap::default()
+            };
+            let pair = |i: Interval| [i.lower, i.upper];
             for (method, w, seconds) in fitted {
                 let s = test.scores(&w);
                 let metric = |source| TaskError::Metric {
@@ -107,6 +114,17 @@ impl TabularTask {
                     method,
                     test_auc: auc(&s, &test.y).map_err(metric)?,
                     test_pauc: pauc(&s, &test.y, self.alpha, self.beta).map_err(metric)?,
+                    test_auc_ci: Some(
+                        DeLong::new(&s, &test.y)
+                            .and_then(|d| d.interval(0.95))
+                            .map(pair)
+                            .map_err(metric)?,
+                    ),
+                    test_pauc_ci: Some(
+                        bootstrap_interval(&s, &test.y, &boot, |s, y| pauc(s, y, alpha, beta))
+                            .map(pair)
+                            .map_err(metric)?,
+                    ),
                     fpr: (self.alpha, self.beta),
                     test_accuracy: Some(accuracy(&s, &test.y)),
                     seconds,

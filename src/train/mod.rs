@@ -14,6 +14,8 @@
 //!   the closed-form v update parameter-wise on the device);
 //! - [`aucm`], [`mb_pauc`]: the deep baselines of the pAUC paper (AUC-M with PESG, mini-batch
 //!   pAUC; CE is [`Erm`] with the logistic loss);
+//! - [`dro_pauc`]: LibAUC's partial-AUC family by DRO (Zhu et al. 2022): SOPA and SOPA-s for
+//!   the one-way pAUC over FPR [0, beta], SOTA-s for the two-way pAUC;
 //! - [`run`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
@@ -25,6 +27,7 @@ pub mod aucm;
 pub mod checkpoint;
 pub mod deep_admm;
 pub mod deep_sbcd;
+pub mod dro_pauc;
 pub mod learner;
 pub mod mb_pauc;
 pub mod objective;
@@ -34,5 +37,6 @@ pub mod run;
 pub use aucm::AucM;
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};
 pub use deep_sbcd::{BurnModel, DeepSbcd};
+pub use dro_pauc::{Sopa, SopaS, SotaS};
 pub use mb_pauc::MiniBatchPauc;
 pub use objective::{BatchGradient, Erm, Objective, TrainError};

@@ -58,8 +58,9 @@ pub enum TrainError {
     },
     /// A batch without one of the classes, for an objective that pairs them.
     #[error(
-        "the mini-batch pAUC needs both classes in every batch ({positives} positives, \
-         {negatives} negatives); use a sampler that guarantees them"
+        "a pairwise objective (mini-batch pAUC, SOPA, SOPA-s, SOTA-s) needs both classes in \
+         every batch ({positives} positives, {negatives} negatives); use a sampler that \
+         guarantees them"
     )]
     OneClassBatch {
         /// Positives in the batch.

@@ -22,6 +22,12 @@ pub enum Method {
     Aucm,
     /// Mini-batch pAUC (Kar et al. 2014).
     Mb,
+    /// SOPA: one-way pAUC over FPR [0, beta], CVaR-DRO (Zhu et al. 2022).
+    Sopa,
+    /// SOPA-s: one-way pAUC, KL-DRO smoothed (Zhu et al. 2022).
+    SopaS,
+    /// SOTA-s: two-way pAUC, KL-DRO smoothed (Zhu et al. 2022).
+    SotaS,
 }
 
 impl Method {
@@ -32,6 +38,9 @@ impl Method {
             Method::Ce => "CE",
             Method::Aucm => "AUC-M",
             Method::Mb => "MB",
+            Method::Sopa => "SOPA",
+            Method::SopaS => "SOPA-s",
+            Method::SotaS => "SOTA-s",
         }
     }
 }
@@ -67,6 +76,25 @@ pub struct RunConfig {
     /// AGD-SBCD: the m- and n-calls draw the same blocks.
     #[serde(default)]
     pub common_blocks: bool,
+    /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores.
+    #[serde(default = "defaults::margin")]
+    pub margin: f64,
+    /// SOPA: step size of the per-positive thresholds.
+    #[serde(default = "defaults::sopa_eta")]
+    pub sopa_eta: f64,
+    /// SOPA-s, SOTA-s: KL weight over the negatives (lambda).
+    #[serde(default = "defaults::dro_lambda")]
+    pub dro_lambda: f64,
+    /// SOTA-s: KL weight over the positives (tau).
+    #[serde(default = "defaults::dro_tau")]
+    pub dro_tau: f64,
+    /// SOPA-s, SOTA-s: moving-average weight of the new batch.
+    #[serde(default = "defaults::dro_gamma")]
+    pub dro_gamma: f64,
+    /// Stratified bootstrap resamples of the test pAUC's interval at every evaluation point
+    /// (0: none).
+    #[serde(default = "defaults::bootstrap")]
+    pub bootstrap: usize,
     /// FPR range start.
     pub alpha: f64,
     /// FPR range end.
@@ -111,6 +139,26 @@ impl RunConfig {
         if self.method == Method::Sbcd {
             self.sbcd_config().validate(1)?;
         }
+        for (key, value, ok) in [
+            ("margin", self.margin, self.margin > 0.0),
+            ("sopa_eta", self.sopa_eta, self.sopa_eta > 0.0),
+            ("dro_lambda", self.dro_lambda, self.dro_lambda > 0.0),
+            ("dro_tau", self.dro_tau, self.dro_tau > 0.0),
+            (
+                "dro_gamma",
+                self.dro_gamma,
+                self.dro_gamma > 0.0 && self.dro_gamma <= 1.0,
+            ),
+        ] {
+            if !(ok && value.is_finite()) {
+                let allowed = if key == "dro_gamma" {
+                    "in (0, 1]"
+                } else {
+                    "positive"
+                };
+                return bad(key, format!("must be {allowed}, got {value}"));
+            }
+        }
         Ok(())
     }
 
@@ -127,7 +175,8 @@ impl RunConfig {
     }
 
     /// Defaults for `method`: 2 epochs, batch 32, FPR [0.05, 0.5], learning rates measured on
-    /// Fashion-MNIST-LT with ResNet-20 (CE 1e-3 with Adam, AUC-M 0.1, MB 0.1), AGD-SBCD with
+    /// Fashion-MNIST-LT with ResNet-20 (CE 1e-3 with Adam, AUC-M 0.1, MB 0.1), SOPA, SOPA-s and
+    /// SOTA-s with Adam at LibAUC's default 1e-3 and LibAUC's loss defaults, AGD-SBCD with
     /// [`AgdSbcdConfig::paper_deep`]'s c = 0.1 (with the exact dual start, on the 3,000-image
     /// slice, 2 passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the
     /// earlier mean start c = 1 had been the better one).
@@ -137,7 +186,7 @@ impl RunConfig {
             epochs: 2,
             batch: 32,
             lr: match method {
-                Method::Ce => 1e-3,
+                Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => 1e-3,
                 Method::Sbcd => AgdSbcdConfig::paper_deep(0.05, 0.5, 0).c,
                 _ => 0.1,
             },
@@ -149,6 +198,12 @@ impl RunConfig {
             dual_init: DualInit::Exact,
             dual_refresh: false,
             common_blocks: false,
+            margin: defaults::margin(),
+            sopa_eta: defaults::sopa_eta(),
+            dro_lambda: defaults::dro_lambda(),
+            dro_tau: defaults::dro_tau(),
+            dro_gamma: defaults::dro_gamma(),
+            bootstrap: defaults::bootstrap(),
             alpha: 0.05,
             beta: 0.5,
             seed: 0,
@@ -156,5 +211,34 @@ impl RunConfig {
             resume: false,
             progress: true,
         }
+    }
+}
+
+/// Defaults of the settings that later versions added (a saved config without them reads
+/// back with these).
+mod defaults {
+    /// LibAUC's margin of the squared hinge.
+    pub fn margin() -> f64 {
+        1.0
+    }
+    /// LibAUC's `pAUC_CVaR_Loss` eta.
+    pub fn sopa_eta() -> f64 {
+        0.1
+    }
+    /// LibAUC's `Lambda`.
+    pub fn dro_lambda() -> f64 {
+        1.0
+    }
+    /// LibAUC's `tau`.
+    pub fn dro_tau() -> f64 {
+        1.0
+    }
+    /// LibAUC's `gamma` (and `gammas`).
+    pub fn dro_gamma() -> f64 {
+        0.9
+    }
+    /// pROC's default number of bootstrap resamples.
+    pub fn bootstrap() -> usize {
+        2000
     }
 }

@@ -4,28 +4,16 @@
 
 use std::time::Instant;
 
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, SgdConfig};
-use burn::tensor::Device;
-use indicatif::ProgressBar;
-use rankrisk_datasets::ImageSource;
-use rankrisk_datasets::sampler::DualSampler;
+use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
+use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
-use serde::{Deserialize, Serialize};
 
-use crate::bridge::{scores_to_cpu, surrogate};
-use crate::loss::Loss;
-use crate::pauc::agd::SbcdState;
-use crate::pauc::objective::PairLoss;
-use crate::pauc::sbcd::OuterDiagnostics;
-use crate::train::aucm::AucM;
 use crate::train::deep_sbcd::DeepSbcd;
-use crate::train::mb_pauc::MiniBatchPauc;
-use crate::train::objective::{BatchGradient, Erm, Objective, TrainError};
-use crate::train::params::Snapshot;
+use crate::train::run::batches::{BatchObjective, batch_period};
 use crate::train::run::config::{Method, RunConfig};
-use crate::train::run::error::{RunError, bridge_error, diverged};
+use crate::train::run::error::{RunError, diverged};
 use crate::train::run::evaluate::score_all;
-use crate::train::run::prefetch::for_each_batch;
+use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 
 /// Every non-SBCD method sees batches with this share of positives ([`DualSampler`]); AUC-M's
 /// `p` must be the positive share of what it averages over, so it is this share, not the
@@ -33,114 +21,86 @@ use crate::train::run::prefetch::for_each_batch;
 /// lr 0.01 on the Fashion-MNIST-LT slice).
 pub(crate) const POSITIVE_SHARE: f64 = 0.5;
 
-/// The per-sample CPU state of a method, as the checkpoint stores it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) enum ObjectiveState {
-    /// Cross-entropy: no state.
-    Ce,
-    /// AUC-M's scalars.
-    Aucm(AucM),
-    /// Mini-batch pAUC: its settings only.
-    Mb(MiniBatchPauc),
-    /// AGD-SBCD's duals, iteration and sampler position.
-    Sbcd(SbcdState),
-}
-
-/// What one period produced.
-pub(crate) struct Period<M> {
-    /// The model training goes on from (`w^(k+1)` for AGD-SBCD).
-    pub model: M,
-    /// AGD-SBCD's other candidate, `v_bar_n^(k)` (inference copy with its own statistics).
-    pub candidate: Option<M>,
-    /// AGD-SBCD's diagnostics of the iteration.
-    pub diagnostics: Option<OuterDiagnostics>,
-    /// Steps taken.
-    pub steps: usize,
-    /// Mean objective over the period.
-    pub loss: f64,
-    /// Seconds in the objective's CPU code.
-    pub cpu_seconds: f64,
-    /// Seconds spent re-estimating the duals (AGD-SBCD with `dual_refresh`).
-    pub dual_seconds: f64,
-}
-
-/// What a period reads and where it reports: the training set, the device, the settings and
-/// the progress bar.
-pub(crate) struct PeriodContext<'a> {
-    pub train: &'a dyn ImageSource,
-    pub device: &'a Device,
-    pub cfg: &'a RunConfig,
-    pub bar: &'a ProgressBar,
-}
-
-/// The objectives trained one optimizer step per batch.
-#[derive(Debug, Clone)]
-pub(crate) enum BatchObjective {
-    /// Cross-entropy on the logit ([`Erm`] with the logistic loss).
-    Ce,
-    /// AUC-M with PESG's scalar updates.
-    Aucm(AucM),
-    /// Mini-batch pAUC.
-    Mb(MiniBatchPauc),
-}
-
-impl BatchObjective {
-    fn batch_gradient(
-        &mut self,
-        scores: &[f64],
-        labels: &[f64],
-        ids: &[usize],
-    ) -> Result<BatchGradient, TrainError> {
-        match self {
-            BatchObjective::Ce => Erm {
-                loss: Loss::Logistic,
-            }
-            .batch_gradient(scores, labels, ids),
-            BatchObjective::Aucm(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::Mb(o) => o.batch_gradient(scores, labels, ids),
-        }
-    }
-}
-
 /// A method with its CPU state.
 pub(crate) enum Trainer {
-    /// CE, AUC-M or MB: one optimizer step per batch of the dual sampler on the surrogate of
-    /// the objective's gradient (plus AUC-M's device terms).
-    Batches(BatchObjective),
+    /// CE, AUC-M, MB, SOPA, SOPA-s, SOTA-s: one objective per task (one for a binary task),
+    /// one optimizer step per batch on the surrogate of their gradients (plus AUC-M's device
+    /// terms).
+    Batches(Vec<BatchObjective>),
     /// AGD-SBCD (Algorithms 1-2) over the Burn module (boxed: its state is the large one).
     Sbcd(Box<DeepSbcd>),
 }
 
 impl Trainer {
-    /// The method of `cfg` for a training set with `labels`, fresh. AGD-SBCD's duals are set
-    /// by [`Trainer::start`] (or by [`Trainer::restore`] when resuming).
+    /// The method of `cfg` for a training set with `task_labels` (one label vector per task,
+    /// id order), fresh. AGD-SBCD's duals are set by [`Trainer::start`] (or by
+    /// [`Trainer::restore`] when resuming).
     ///
     /// # Errors
-    /// [`RunError`] for settings the objective refuses.
-    pub fn new(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
-        Ok(match cfg.method {
-            Method::Ce => Trainer::Batches(BatchObjective::Ce),
-            Method::Aucm => Trainer::Batches(BatchObjective::Aucm(AucM::new(
-                POSITIVE_SHARE,
-                cfg.lr,
-                500.0,
-                1e-4,
-            )?)),
-            Method::Mb => Trainer::Batches(BatchObjective::Mb(MiniBatchPauc {
-                alpha: cfg.alpha,
-                beta: cfg.beta,
-                loss: PairLoss::Logistic,
-            })),
-            Method::Sbcd => Trainer::Sbcd(Box::new(DeepSbcd::new(cfg.sbcd_config(), labels)?)),
+    /// [`RunError`] for settings the objective refuses; AGD-SBCD with several tasks.
+    pub fn new(cfg: &RunConfig, task_labels: &[Vec<f64>]) -> Result<Self, RunError> {
+        if cfg.method == Method::Sbcd {
+            return match task_labels {
+                [labels] => Ok(Trainer::Sbcd(Box::new(DeepSbcd::new(
+                    cfg.sbcd_config(),
+                    labels,
+                )?))),
+                _ => Err(RunError::Setting {
+                    key: "method",
+                    message: format!(
+                        "AGD-SBCD trains one task; a multi-label run ({} tasks) takes ce, aucm, \
+                         mb, sopa, sopa-s or sota-s",
+                        task_labels.len()
+                    ),
+                }),
+            };
+        }
+        let objectives = task_labels
+            .iter()
+            .map(|labels| {
+                // One task: balanced batches (the dual sampler's share); several: uniform
+                // batches, whose positive share is the task's prevalence.
+                let share = match task_labels.len() {
+                    1 => POSITIVE_SHARE,
+                    _ => labels.iter().filter(|&&y| y > 0.0).count() as f64 / labels.len() as f64,
+                };
+                BatchObjective::new(cfg, labels, share)
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Trainer::Batches(objectives))
+    }
+
+    /// The sampler of the run: balanced batches of one task's labels ([`DualSampler`], the
+    /// positive share [`POSITIVE_SHARE`]); uniform batches for several tasks.
+    ///
+    /// # Errors
+    /// [`RunError::Data`] for a class without samples or a batch below 2.
+    pub fn sampler(cfg: &RunConfig, task_labels: &[Vec<f64>]) -> Result<BatchSampler, RunError> {
+        Ok(match task_labels {
+            [labels] => {
+                let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
+                BatchSampler::Dual(DualSampler::new(
+                    &positive,
+                    cfg.batch,
+                    POSITIVE_SHARE,
+                    cfg.seed,
+                )?)
+            }
+            _ => BatchSampler::Shuffle(ShuffleSampler::new(
+                task_labels.first().map_or(0, Vec::len),
+                cfg.batch,
+                cfg.seed,
+            )?),
         })
     }
 
-    /// The optimizer of the method (Adam for CE, as the paper trains it; SGD for the rest,
-    /// AGD-SBCD's updates included, whose optimizer only fills the checkpoint).
+    /// The optimizer of the method: Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
+    /// SOTA-s (LibAUC's optimizers default to their Adam mode); SGD for the rest, AGD-SBCD's
+    /// updates included, whose optimizer only fills the checkpoint.
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
         match cfg.method {
-            Method::Ce => AdamConfig::new().init(),
-            _ => SgdConfig::new().init(),
+            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => AdamConfig::new().init(),
+            Method::Aucm | Method::Mb | Method::Sbcd => SgdConfig::new().init(),
         }
     }
 
@@ -158,12 +118,14 @@ impl Trainer {
         Ok(())
     }
 
-    /// The state a checkpoint stores.
+    /// The state a checkpoint stores (a single task's state as it is, several as
+    /// [`ObjectiveState::Tasks`]).
     pub fn state(&self) -> ObjectiveState {
         match self {
-            Trainer::Batches(BatchObjective::Ce) => ObjectiveState::Ce,
-            Trainer::Batches(BatchObjective::Aucm(o)) => ObjectiveState::Aucm(o.clone()),
-            Trainer::Batches(BatchObjective::Mb(o)) => ObjectiveState::Mb(*o),
+            Trainer::Batches(objectives) => match objectives.as_slice() {
+                [one] => one.state(),
+                many => ObjectiveState::Tasks(many.iter().map(BatchObjective::state).collect()),
+            },
             Trainer::Sbcd(s) => ObjectiveState::Sbcd(s.state().clone()),
         }
     }
@@ -172,33 +134,36 @@ impl Trainer {
     ///
     /// # Errors
     /// [`RunError::Pauc`] when AGD-SBCD's saved duals do not fit this training set,
-    /// [`RunError::Setting`] for a checkpoint of another method.
+    /// [`RunError::Setting`] for a checkpoint of another method or another number of tasks.
     pub fn restore(&mut self, state: ObjectiveState) -> Result<(), RunError> {
-        match (self, state) {
-            (Trainer::Sbcd(s), ObjectiveState::Sbcd(saved)) => s.restore(saved)?,
-            (Trainer::Batches(o @ BatchObjective::Ce), ObjectiveState::Ce) => {
-                *o = BatchObjective::Ce
+        let fits = match (self, state) {
+            (Trainer::Sbcd(s), ObjectiveState::Sbcd(saved)) => {
+                s.restore(saved)?;
+                true
             }
-            (Trainer::Batches(o), ObjectiveState::Aucm(saved))
-                if matches!(o, BatchObjective::Aucm(_)) =>
-            {
-                *o = BatchObjective::Aucm(saved)
+            (Trainer::Batches(objectives), ObjectiveState::Tasks(saved)) => {
+                saved.len() == objectives.len()
+                    && objectives
+                        .iter_mut()
+                        .zip(saved)
+                        .all(|(o, state)| o.restore(state))
             }
-            (Trainer::Batches(o), ObjectiveState::Mb(saved))
-                if matches!(o, BatchObjective::Mb(_)) =>
-            {
-                *o = BatchObjective::Mb(saved)
-            }
-            _ => {
-                return Err(RunError::Setting {
-                    key: "method",
-                    message: "the checkpoint in out was written by another method (choose \
-                              another out, or resume = false)"
-                        .into(),
-                });
-            }
+            (Trainer::Batches(objectives), saved) => match objectives.as_mut_slice() {
+                [one] => one.restore(saved),
+                _ => false,
+            },
+            (Trainer::Sbcd(_), _) => false,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(RunError::Setting {
+                key: "method",
+                message: "the checkpoint in out was written by another method or for another \
+                          number of tasks (choose another out, or resume = false)"
+                    .into(),
+            })
         }
-        Ok(())
     }
 
     /// One period from `model` with at most `left` steps: an epoch of `steps_per_epoch` batches
@@ -214,16 +179,16 @@ impl Trainer {
         model: M,
         ctx: &PeriodContext<'_>,
         optim: &mut ModuleOptimizer,
-        sampler: &mut DualSampler,
+        sampler: &mut BatchSampler,
         steps_done: usize,
         left: usize,
         steps_per_epoch: usize,
     ) -> Result<Option<Period<M>>, RunError> {
         match self {
             Trainer::Sbcd(s) => sbcd_period(s, model, ctx, steps_done, left),
-            Trainer::Batches(objective) => {
+            Trainer::Batches(objectives) => {
                 let steps = steps_per_epoch.min(left);
-                batch_period(objective, model, ctx, optim, sampler, steps_done, steps).map(Some)
+                batch_period(objectives, model, ctx, optim, sampler, steps_done, steps).map(Some)
             }
         }
     }
@@ -254,9 +219,11 @@ fn sbcd_period<M: Scorer>(
         s.reset_duals(&score_all(&model.valid(), ctx.train, ctx.device)?)?;
         dual_seconds = t.elapsed().as_secs_f64();
     }
+    let t = Instant::now();
     let (w, v_n, rec) = s
         .outer_step_within(model, left, forward(ctx))
         .map_err(diverged(steps_done))?;
+    let step_ms = 1e3 * t.elapsed().as_secs_f64() / rec.steps.max(1) as f64;
     ctx.bar.set_position((steps_done + rec.steps) as u64);
     Ok(Some(Period {
         model: w,
@@ -266,72 +233,6 @@ fn sbcd_period<M: Scorer>(
         loss: rec.sampled_loss,
         cpu_seconds: rec.cpu_seconds,
         dual_seconds,
+        step_ms,
     }))
-}
-
-/// `steps` optimizer steps on batches of the dual sampler, each batch assembled on a worker
-/// thread while the previous step runs.
-fn batch_period<M: Scorer>(
-    objective: &mut BatchObjective,
-    model: M,
-    ctx: &PeriodContext<'_>,
-    optim: &mut ModuleOptimizer,
-    sampler: &mut DualSampler,
-    steps_done: usize,
-    steps: usize,
-) -> Result<Period<M>, RunError> {
-    let reference = Snapshot::of(&model);
-    let (mut loss_sum, mut cpu) = (0.0, 0.0);
-    let mut model = Some(model);
-    let mut drawn = 0;
-    let next_ids = || {
-        (drawn < steps).then(|| {
-            drawn += 1;
-            sampler.next_batch()
-        })
-    };
-    let mut k = 0;
-    for_each_batch(ctx.train, next_ids, |host| {
-        let step = steps_done + k;
-        let m = model
-            .take()
-            .expect("the model is put back after every step");
-        let b = host.to_device(ctx.device);
-        let scores = m.score(b.inputs);
-        let s_cpu = scores_to_cpu(scores.clone()).map_err(bridge_error(step))?;
-        let t = Instant::now();
-        let g = objective
-            .batch_gradient(&s_cpu, &b.targets, &b.ids)
-            .map_err(|e| diverged(step)(e.into()))?;
-        if !g.loss.is_finite() {
-            return Err(RunError::Diverged {
-                step,
-                quantity: format!("the batch loss is {}", g.loss),
-            });
-        }
-        cpu += t.elapsed().as_secs_f64();
-        loss_sum += g.loss;
-        let mut loss = surrogate(scores, &g.grad).map_err(bridge_error(step))?;
-        if let BatchObjective::Aucm(o) = objective
-            && let Some(extra) = o.device_terms(&m, &reference)
-        {
-            loss = loss + extra;
-        }
-        let grads = GradientsParams::from_grads(loss.backward(), &m);
-        model = Some(optim.step(ctx.cfg.lr, m, grads));
-        k += 1;
-        ctx.bar.inc(1);
-        ctx.bar
-            .set_message(format!("loss {:.4}", loss_sum / k as f64));
-        Ok(())
-    })?;
-    Ok(Period {
-        model: model.expect("the model is put back after every step"),
-        candidate: None,
-        diagnostics: None,
-        steps,
-        loss: loss_sum / steps.max(1) as f64,
-        cpu_seconds: cpu,
-        dual_seconds: 0.0,
-    })
 }

@@ -11,10 +11,12 @@
 //! - [`error`]: why a run stops, [`RunError`];
 //! - this module: the loop ([`train_image_task`]) and what its checkpoint holds.
 
+mod batches;
 pub mod config;
 pub mod error;
 pub mod evaluate;
 pub(crate) mod method;
+mod period;
 mod prefetch;
 pub mod record;
 
@@ -23,26 +25,28 @@ use std::time::Instant;
 use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
 use rankrisk_datasets::ImageSource;
-use rankrisk_datasets::sampler::DualSampler;
+use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::ci::Bootstrap;
 use crate::train::checkpoint;
-use crate::train::run::evaluate::evaluate_point;
-use crate::train::run::method::{ObjectiveState, POSITIVE_SHARE, PeriodContext, Trainer};
-use crate::train::run::record::{curves_plot, roc_plot, say, write_metrics};
+use crate::train::run::evaluate::{column, evaluate_point};
+use crate::train::run::method::Trainer;
+use crate::train::run::period::{ObjectiveState, PeriodContext};
+use crate::train::run::record::{curves_plot, roc_plot, say, write_metrics, write_scores};
 
 pub use config::{Method, RunConfig};
 pub use error::RunError;
-pub use evaluate::{EvalReport, evaluate_model, score_all};
-pub use record::{Candidate, EpochMetrics, RunSummary};
+pub use evaluate::{EvalReport, TaskEval, evaluate_model, score_all};
+pub use record::{Candidate, EpochMetrics, RunSummary, TaskFigures};
 
 /// What the checkpoint holds besides the model and the optimizer.
 #[derive(Serialize, Deserialize)]
 struct LoopState {
     config: RunConfig,
     objective: ObjectiveState,
-    sampler: DualSampler,
+    sampler: BatchSampler,
     steps_done: usize,
     history: Vec<EpochMetrics>,
     train_seconds: f64,
@@ -85,15 +89,24 @@ pub fn train_image_task<M: Scorer>(
 ) -> Result<RunSummary, RunError> {
     cfg.validate()?;
     let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
-    let labels = train.labels();
-    let n = labels.len();
-    let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
-    let (val_labels, test_labels) = (val.labels(), test.map(|t| t.labels()));
+    let task_labels: Vec<Vec<f64>> = (0..train.tasks()).map(|t| train.task_labels(t)).collect();
+    let n = train.len();
+    // The set ROC curves are drawn for (test, else validation) and its labels per task.
+    let (roc_set, roc_source) = match test {
+        Some(t) => ("test", t),
+        None => ("validation", val),
+    };
+    let roc_labels: Vec<Vec<f64>> = (0..roc_source.tasks())
+        .map(|t| roc_source.task_labels(t))
+        .collect();
+    let task_names: Vec<String> = (0..roc_source.tasks())
+        .map(|t| roc_source.task_name(t))
+        .collect();
     let ckpt = cfg.out.join("checkpoint");
     let steps_per_epoch = n.div_ceil(cfg.batch);
     let budget = cfg.epochs * steps_per_epoch;
     let hidden = ProgressBar::hidden();
-    let mut trainer = Trainer::new(cfg, &labels)?;
+    let mut trainer = Trainer::new(cfg, &task_labels)?;
     let start_ctx = PeriodContext {
         train,
         device,
@@ -112,7 +125,7 @@ pub fn train_image_task<M: Scorer>(
         let st = LoopState {
             config: cfg.clone(),
             objective: trainer.state(),
-            sampler: DualSampler::new(&positive, cfg.batch, POSITIVE_SHARE, cfg.seed)?,
+            sampler: Trainer::sampler(cfg, &task_labels)?,
             steps_done: 0,
             history: Vec::new(),
             train_seconds: 0.0,
@@ -124,6 +137,11 @@ pub fn train_image_task<M: Scorer>(
         (model, Trainer::optimizer(cfg), st)
     };
     let bar = progress_bar(cfg, budget, st.steps_done);
+    let boot = Bootstrap {
+        resamples: cfg.bootstrap,
+        seed: cfg.seed,
+        level: 0.95,
+    };
     let ctx = PeriodContext {
         train,
         device,
@@ -166,7 +184,7 @@ pub fn train_image_task<M: Scorer>(
                 val,
                 test,
                 device,
-                (cfg.alpha, cfg.beta),
+                ((cfg.alpha, cfg.beta), &boot),
                 st.steps_done,
             )?;
             let scoring = t.elapsed().as_secs_f64();
@@ -183,31 +201,48 @@ pub fn train_image_task<M: Scorer>(
                 val_pauc: e.val_pauc,
                 test_auc: e.test_auc,
                 test_pauc: e.test_pauc,
+                test_auc_ci: e.test_auc_ci,
+                test_pauc_ci: e.test_pauc_ci,
                 seconds: st.train_seconds,
                 eval_seconds: st.eval_seconds + eval_start.elapsed().as_secs_f64(),
                 checkpoint_seconds: st.checkpoint_seconds,
                 cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
                 candidate: which,
                 sbcd: period.diagnostics,
+                tasks: e.tasks,
+                step_ms: period.step_ms,
             };
             let is_best = st.history.iter().all(|h| rec.val_pauc > h.val_pauc);
-            st.history.push(rec);
+            st.history.push(rec.clone());
             if is_best {
                 rankrisk_models::checkpoint::save(scorer, &cfg.out.join("best.bpk"))?;
-                let (scores, l, set) = match (&e.test_scores, &test_labels) {
-                    (Some(s), Some(l)) => (s.clone(), l.clone(), "test"),
-                    _ => (e.val_scores.clone(), val_labels.clone(), "validation"),
-                };
-                let name = format!(
-                    "{} (epoch {}, {})",
-                    cfg.method.name(),
-                    rec.epoch,
-                    which.name()
-                );
+                let scores = e.test_scores.as_ref().unwrap_or(&e.val_scores);
+                let k = roc_labels.len();
+                let columns: Vec<Vec<f64>> = (0..k).map(|t| column(scores, k, t)).collect();
+                let curves: Vec<_> = columns
+                    .iter()
+                    .zip(&roc_labels)
+                    .enumerate()
+                    .map(|(t, (s, y))| {
+                        let task = match k {
+                            1 => String::new(),
+                            _ => format!("{}, ", task_names[t]),
+                        };
+                        let name = format!(
+                            "{task}{} (epoch {}, {})",
+                            cfg.method.name(),
+                            rec.epoch,
+                            which.name()
+                        );
+                        (s.as_slice(), y.as_slice(), name)
+                    })
+                    .collect();
                 let path = cfg.out.join("roc.png");
-                if let Err(e) = roc_plot(&path, &scores, &l, name, set, (cfg.alpha, cfg.beta)) {
+                if let Err(e) = roc_plot(&path, &curves, roc_set, (cfg.alpha, cfg.beta)) {
                     say(&bar, cfg.progress, format!("no ROC plot: {e}"));
                 }
+                write_scores(&cfg.out, roc_set, scores, &roc_labels, &task_names)
+                    .map_err(RunError::output(&cfg.out))?;
             }
             let extra = match (&rec.sbcd, which) {
                 (Some(d), Candidate::W) => format!(
@@ -259,7 +294,7 @@ pub fn train_image_task<M: Scorer>(
     );
     bar.finish_and_clear();
     // The first point with the highest validation pAUC: the one saved as best.bpk above.
-    let best = *st
+    let best = st
         .history
         .iter()
         .fold(None, |b: Option<&EpochMetrics>, h| match b {
@@ -267,7 +302,8 @@ pub fn train_image_task<M: Scorer>(
             Some(b) => Some(b),
             None => Some(h),
         })
-        .ok_or(RunError::NothingRun)?;
+        .ok_or(RunError::NothingRun)?
+        .clone();
     if let Err(e) = curves_plot(&cfg.out.join("curves.png"), cfg.method.name(), &st.history) {
         eprintln!("no training-curve plot: {e}");
     }

@@ -15,8 +15,9 @@ use crate::plot::{Series, roc, two_panel_curves};
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::RunError;
 
-/// Metrics after an epoch (or an AGD-SBCD outer iteration).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Metrics after an epoch (or an AGD-SBCD outer iteration). For a multi-label run the AUC and
+/// pAUC figures are the means over the tasks, each task's are in `tasks`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpochMetrics {
     /// Evaluation point (1-based).
     pub epoch: usize,
@@ -32,8 +33,20 @@ pub struct EpochMetrics {
     pub test_auc: f64,
     /// Test pAUC.
     pub test_pauc: f64,
+    /// The test AUC's 95% interval (DeLong), when there is a test set.
+    #[serde(default)]
+    pub test_auc_ci: Option<[f64; 2]>,
+    /// The test pAUC's 95% interval (stratified bootstrap of `RunConfig::bootstrap` resamples,
+    /// seeded by the run's seed), when there is a test set and resamples.
+    #[serde(default)]
+    pub test_pauc_ci: Option<[f64; 2]>,
     /// Seconds of training so far (evaluation and checkpoints excluded).
     pub seconds: f64,
+    /// Median milliseconds per training step over the period (AGD-SBCD: the mean over its SBCD
+    /// steps); the step starts with the batch in host memory and ends with the parameters
+    /// updated.
+    #[serde(default)]
+    pub step_ms: f64,
     /// Seconds of evaluation so far (scoring the validation and test sets, the best model's
     /// file and ROC plot).
     #[serde(default)]
@@ -49,6 +62,24 @@ pub struct EpochMetrics {
     /// AGD-SBCD's diagnostics of the iteration (None for the other methods).
     #[serde(default)]
     pub sbcd: Option<OuterDiagnostics>,
+    /// Each task's figures (multi-label runs; empty for one task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskFigures>,
+}
+
+/// One task's figures at an evaluation point of a multi-label run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskFigures {
+    /// The task.
+    pub task: String,
+    /// Validation AUC.
+    pub val_auc: f64,
+    /// Validation pAUC.
+    pub val_pauc: f64,
+    /// Test AUC (NaN without a test set).
+    pub test_auc: f64,
+    /// Test pAUC.
+    pub test_pauc: f64,
 }
 
 /// The model an evaluation row scores.
@@ -137,9 +168,13 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
         csv,
         "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
          candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu,eval_seconds,\
-         checkpoint_seconds"
+         checkpoint_seconds,test_auc_lower,test_auc_upper,test_pauc_lower,test_pauc_upper,step_ms"
     )?;
     for h in history {
+        let (auc_ci, pauc_ci) = (
+            h.test_auc_ci.unwrap_or([f64::NAN; 2]),
+            h.test_pauc_ci.unwrap_or([f64::NAN; 2]),
+        );
         let d = h.sbcd.map_or([f64::NAN; 7], |d| {
             [
                 d.active_m,
@@ -153,7 +188,7 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
         });
         writeln!(
             csv,
-            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{},{:.3},{:.3}",
+            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{},{:.3},{:.3},{},{},{},{},{:.2}",
             h.epoch,
             h.epochs_seen,
             h.train_loss,
@@ -172,7 +207,12 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
             d[5],
             d[6],
             h.eval_seconds,
-            h.checkpoint_seconds
+            h.checkpoint_seconds,
+            auc_ci[0],
+            auc_ci[1],
+            pauc_ci[0],
+            pauc_ci[1],
+            h.step_ms
         )?;
     }
     std::fs::write(
@@ -181,24 +221,55 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
     )
 }
 
-/// The ROC curve of `scores` as a PNG at `path`, titled with the set's name, the FPR range
-/// shaded; `name` labels the curve.
+/// The scores of the best model on the set its ROC curve shows, as CSV files that
+/// `rankrisk metrics` reads: `label` (+1/-1) and `score`, one row per sample in id order;
+/// `scores_{set}.csv` for one task, `scores_{set}_{task}.csv` per task of a multi-label run.
+pub(crate) fn write_scores(
+    out: &Path,
+    set: &str,
+    scores: &[f64],
+    labels: &[Vec<f64>],
+    names: &[String],
+) -> std::io::Result<()> {
+    let k = labels.len();
+    for (t, (y, name)) in labels.iter().zip(names).enumerate() {
+        let mut csv = String::from("label,score\n");
+        for (r, label) in y.iter().enumerate() {
+            csv.push_str(&format!("{label},{}\n", scores[r * k + t]));
+        }
+        let file = match k {
+            1 => format!("scores_{set}.csv"),
+            _ => format!("scores_{set}_{}.csv", name.to_lowercase().replace(' ', "-")),
+        };
+        std::fs::write(out.join(file), csv)?;
+    }
+    Ok(())
+}
+
+/// One ROC curve to draw: scores, labels and the curve's name.
+pub(crate) type RocCurve<'a> = (&'a [f64], &'a [f64], String);
+
+/// The ROC curves (one per task) as a PNG at `path`, titled with the set's name, the FPR range
+/// shaded.
 pub(crate) fn roc_plot(
     path: &Path,
-    scores: &[f64],
-    labels: &[f64],
-    name: String,
+    curves: &[RocCurve<'_>],
     set: &str,
     (alpha, beta): (f64, f64),
 ) -> Result<(), RunError> {
-    let points = roc_curve(scores, labels).map_err(|source| RunError::Metric {
-        set: set.to_string(),
-        source,
-    })?;
-    let curve = Series {
-        name,
-        points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
-    };
+    let series = curves
+        .iter()
+        .map(|(scores, labels, name)| {
+            let points = roc_curve(scores, labels).map_err(|source| RunError::Metric {
+                set: set.to_string(),
+                source,
+            })?;
+            Ok(Series {
+                name: name.clone(),
+                points: points.iter().map(|p| (p.fpr, p.tpr)).collect(),
+            })
+        })
+        .collect::<Result<Vec<_>, RunError>>()?;
     let title = format!("ROC on the {set} set, FPR range shaded");
-    Ok(roc(path, &title, &[curve], alpha, beta)?)
+    Ok(roc(path, &title, &series, alpha, beta)?)
 }

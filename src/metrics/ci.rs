@@ -1,0 +1,336 @@
+//! Confidence intervals and paired comparisons for ranking metrics, in the conventions of
+//! pROC (Robin et al. 2011):
+//!
+//! - DeLong et al. (1988): the AUC's variance from its structural components
+//!   `V10_i = (#{neg < pos_i} + #{neg = pos_i} / 2) / N-` and `V01_j` alike,
+//!   `Var = S10 / N+ + S01 / N-` with `S` the sample variances (denominator `n - 1`); the
+//!   interval `AUC +- z_{(1+level)/2} sqrt(Var)` clipped to `[0, 1]` (pROC's `ci.auc`,
+//!   `method = "delong"`), and the paired test of two scorers on the same samples,
+//!   `z = (A1 - A2) / sqrt(Var1 + Var2 - 2 Cov)` (pROC's `roc.test`, `method = "delong"`);
+//! - the stratified bootstrap: `B` resamples drawn with replacement within each class (seeded),
+//!   the interval from the resamples' quantiles (R's default type 7, as pROC's
+//!   `ci(..., method = "bootstrap")`), and the paired test of two scorers on the same resamples,
+//!   `D = (t1 - t2) / sd(t1_b - t2_b)` (pROC's `roc.test`, `method = "bootstrap"`).
+//!
+//! Any statistic of the scores works with the bootstrap (our pAUC over `[alpha, beta]`, the
+//! McClish pAUC, the two-way pAUC).
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::auc::{MetricError, split_checked};
+
+/// An estimate with a two-sided confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The statistic on the data.
+    pub estimate: f64,
+    /// Lower end.
+    pub lower: f64,
+    /// Upper end.
+    pub upper: f64,
+    /// Coverage (0.95).
+    pub level: f64,
+}
+
+/// A paired comparison of two scorers on the same samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedTest {
+    /// First statistic minus second.
+    pub difference: f64,
+    /// Standard error of the difference.
+    pub std_error: f64,
+    /// `difference / std_error`.
+    pub z: f64,
+    /// Two-sided p-value of the normal approximation.
+    pub p_value: f64,
+}
+
+/// The standard normal distribution function.
+pub fn normal_cdf(z: f64) -> f64 {
+    0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
+}
+
+/// The standard normal quantile of `p` (bisection on [`normal_cdf`] to 1e-12).
+///
+/// # Errors
+/// [`MetricError::BadLevel`] unless `0 < p < 1`.
+pub fn normal_quantile(p: f64) -> Result<f64, MetricError> {
+    if !(p > 0.0 && p < 1.0) {
+        return Err(MetricError::BadLevel(p));
+    }
+    let (mut lo, mut hi) = (-40.0f64, 40.0f64);
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if normal_cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(0.5 * (lo + hi))
+}
+
+fn z_of_level(level: f64) -> Result<f64, MetricError> {
+    if !(level > 0.0 && level < 1.0) {
+        return Err(MetricError::BadLevel(level));
+    }
+    normal_quantile(0.5 + level / 2.0)
+}
+
+/// Two-sided p-value of `z` under the standard normal.
+fn two_sided(z: f64) -> f64 {
+    2.0 * normal_cdf(-z.abs())
+}
+
+/// DeLong's structural components of the AUC: `(V10 per positive, V01 per negative)`.
+fn components(pos: &[f64], neg: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    // Sorted copies and counts by binary search: O((N+ + N-) log).
+    let mut sn = neg.to_vec();
+    sn.sort_by(f64::total_cmp);
+    let mut sp = pos.to_vec();
+    sp.sort_by(f64::total_cmp);
+    let below = |sorted: &[f64], x: f64| sorted.partition_point(|v| v.total_cmp(&x).is_lt());
+    let upto = |sorted: &[f64], x: f64| sorted.partition_point(|v| v.total_cmp(&x).is_le());
+    let v10 = pos
+        .iter()
+        .map(|&x| {
+            let (lt, le) = (below(&sn, x), upto(&sn, x));
+            (lt as f64 + 0.5 * (le - lt) as f64) / neg.len() as f64
+        })
+        .collect();
+    let v01 = neg
+        .iter()
+        .map(|&y| {
+            let (at_or_above, above) = (sp.len() - below(&sp, y), sp.len() - upto(&sp, y));
+            (above as f64 + 0.5 * (at_or_above - above) as f64) / pos.len() as f64
+        })
+        .collect();
+    (v10, v01)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Sample covariance (denominator `n - 1`; 0 for a single value).
+fn covariance(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() < 2 {
+        return 0.0;
+    }
+    let (ma, mb) = (mean(a), mean(b));
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - ma) * (y - mb))
+        .sum::<f64>()
+        / (a.len() - 1) as f64
+}
+
+/// The AUC with DeLong's variance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeLong {
+    /// AUC (ties 1/2).
+    pub auc: f64,
+    /// DeLong's variance of the AUC.
+    pub variance: f64,
+    v10: Vec<f64>,
+    v01: Vec<f64>,
+}
+
+impl DeLong {
+    /// The AUC of `scores` against `labels` (> 0 positive) and its DeLong variance.
+    ///
+    /// # Errors
+    /// [`MetricError`] for mismatched lengths, non-finite scores or a missing class.
+    pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
+        let (pos, neg) = split_checked(scores, labels)?;
+        let (v10, v01) = components(&pos, &neg);
+        let variance =
+            covariance(&v10, &v10) / pos.len() as f64 + covariance(&v01, &v01) / neg.len() as f64;
+        Ok(DeLong {
+            auc: mean(&v10),
+            variance,
+            v10,
+            v01,
+        })
+    }
+
+    /// The interval `AUC +- z sqrt(Var)` at coverage `level`, clipped to `[0, 1]`.
+    ///
+    /// # Errors
+    /// [`MetricError::BadLevel`] unless `0 < level < 1`.
+    pub fn interval(&self, level: f64) -> Result<Interval, MetricError> {
+        let half = z_of_level(level)? * self.variance.sqrt();
+        Ok(Interval {
+            estimate: self.auc,
+            lower: (self.auc - half).max(0.0),
+            upper: (self.auc + half).min(1.0),
+            level,
+        })
+    }
+
+    /// DeLong's paired test of this AUC against `other`'s, computed on the same samples.
+    ///
+    /// # Errors
+    /// [`MetricError::LengthMismatch`] when the two were computed on different samples.
+    pub fn compare(&self, other: &DeLong) -> Result<PairedTest, MetricError> {
+        if self.v10.len() != other.v10.len() || self.v01.len() != other.v01.len() {
+            return Err(MetricError::LengthMismatch {
+                scores: self.v10.len() + self.v01.len(),
+                labels: other.v10.len() + other.v01.len(),
+            });
+        }
+        let cov = covariance(&self.v10, &other.v10) / self.v10.len() as f64
+            + covariance(&self.v01, &other.v01) / self.v01.len() as f64;
+        let difference = self.auc - other.auc;
+        let std_error = (self.variance + other.variance - 2.0 * cov).max(0.0).sqrt();
+        let z = if std_error > 0.0 {
+            difference / std_error
+        } else if difference == 0.0 {
+            0.0
+        } else {
+            difference.signum() * f64::INFINITY
+        };
+        Ok(PairedTest {
+            difference,
+            std_error,
+            z,
+            p_value: two_sided(z),
+        })
+    }
+}
+
+/// R's default quantile (type 7) of sorted values: linear between the order statistics.
+pub fn quantile_type7(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Settings of a stratified bootstrap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bootstrap {
+    /// Resamples (pROC's default: 2000).
+    pub resamples: usize,
+    /// Seed of the resampling.
+    pub seed: u64,
+    /// Coverage of the interval.
+    pub level: f64,
+}
+
+impl Default for Bootstrap {
+    fn default() -> Self {
+        Bootstrap {
+            resamples: 2000,
+            seed: 0,
+            level: 0.95,
+        }
+    }
+}
+
+/// The indices of one stratified resample: as many positives and negatives as the data has,
+/// each drawn with replacement from its own class.
+fn resample(rng: &mut StdRng, pos: &[usize], neg: &[usize], out: &mut Vec<usize>) {
+    out.clear();
+    out.extend((0..pos.len()).map(|_| pos[rng.random_range(0..pos.len())]));
+    out.extend((0..neg.len()).map(|_| neg[rng.random_range(0..neg.len())]));
+}
+
+/// The statistic of each stratified resample, for every score column at once (so that paired
+/// comparisons see the same resamples).
+fn resampled<F>(
+    columns: &[&[f64]],
+    labels: &[f64],
+    boot: &Bootstrap,
+    stat: &F,
+) -> Result<Vec<Vec<f64>>, MetricError>
+where
+    F: Fn(&[f64], &[f64]) -> Result<f64, MetricError>,
+{
+    if boot.resamples < 2 {
+        return Err(MetricError::TooFewResamples(boot.resamples));
+    }
+    for c in columns {
+        split_checked(c, labels)?;
+    }
+    let pos: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] > 0.0).collect();
+    let neg: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] <= 0.0).collect();
+    let mut rng = StdRng::seed_from_u64(boot.seed);
+    let mut idx = Vec::with_capacity(labels.len());
+    let y: Vec<f64> = std::iter::repeat_n(1.0, pos.len())
+        .chain(std::iter::repeat_n(-1.0, neg.len()))
+        .collect();
+    let mut out = vec![Vec::with_capacity(boot.resamples); columns.len()];
+    let mut s = vec![0.0; labels.len()];
+    for _ in 0..boot.resamples {
+        resample(&mut rng, &pos, &neg, &mut idx);
+        for (c, col) in columns.iter().enumerate() {
+            for (k, &i) in idx.iter().enumerate() {
+                s[k] = col[i];
+            }
+            out[c].push(stat(&s, &y)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A stratified-bootstrap interval of `stat` (e.g. the pAUC over an FPR range) of `scores`.
+///
+/// # Errors
+/// As `stat`, [`MetricError::TooFewResamples`] for fewer than 2 resamples,
+/// [`MetricError::BadLevel`] for a level outside (0, 1).
+pub fn bootstrap_interval<F>(
+    scores: &[f64],
+    labels: &[f64],
+    boot: &Bootstrap,
+    stat: F,
+) -> Result<Interval, MetricError>
+where
+    F: Fn(&[f64], &[f64]) -> Result<f64, MetricError>,
+{
+    z_of_level(boot.level)?;
+    let estimate = stat(scores, labels)?;
+    let mut b = resampled(&[scores], labels, boot, &stat)?.remove(0);
+    b.sort_by(f64::total_cmp);
+    let tail = (1.0 - boot.level) / 2.0;
+    Ok(Interval {
+        estimate,
+        lower: quantile_type7(&b, tail),
+        upper: quantile_type7(&b, 1.0 - tail),
+        level: boot.level,
+    })
+}
+
+/// The paired stratified-bootstrap test of `stat` between two scorers of the same samples.
+///
+/// # Errors
+/// As [`bootstrap_interval`].
+pub fn bootstrap_compare<F>(
+    first: &[f64],
+    second: &[f64],
+    labels: &[f64],
+    boot: &Bootstrap,
+    stat: F,
+) -> Result<PairedTest, MetricError>
+where
+    F: Fn(&[f64], &[f64]) -> Result<f64, MetricError>,
+{
+    let difference = stat(first, labels)? - stat(second, labels)?;
+    let b = resampled(&[first, second], labels, boot, &stat)?;
+    let diffs: Vec<f64> = b[0].iter().zip(&b[1]).map(|(x, y)| x - y).collect();
+    let std_error = covariance(&diffs, &diffs).sqrt();
+    let z = if std_error > 0.0 {
+        difference / std_error
+    } else if difference == 0.0 {
+        0.0
+    } else {
+        difference.signum() * f64::INFINITY
+    };
+    Ok(PairedTest {
+        difference,
+        std_error,
+        z,
+        p_value: two_sided(z),
+    })
+}

@@ -1,0 +1,262 @@
+//! SOPA-s and SOTA-s: the one-way and the two-way pAUC smoothed by KL-DRO, tracked by moving
+//! averages per positive (Zhu et al. 2022).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
+use crate::train::objective::{BatchGradient, Objective, TrainError};
+
+/// SOPA-s: the one-way pAUC by KL-DRO smoothing, a moving average `u_i` per positive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SopaS {
+    /// KL weight lambda (LibAUC's default 1.0; small lambda focuses on the hardest negatives).
+    pub lambda: f64,
+    /// Moving-average weight gamma of the new batch (LibAUC's default 0.9).
+    pub gamma: f64,
+    /// Margin of the squared hinge (LibAUC's default 1.0).
+    pub margin: f64,
+    /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)` (0 until a positive is first seen).
+    pub u: Vec<f64>,
+    index: PositiveIndex,
+}
+
+/// `exp(L_ij / lambda)` and `dL_ij/dt` of every pair of positive `a` of `p`.
+fn exp_row(p: &Pairs, hp: f64, margin: f64, lambda: f64) -> Vec<(f64, f64)> {
+    p.neg
+        .iter()
+        .map(|&(_, hn)| {
+            let (l, dl) = squared_hinge(margin, hp - hn);
+            ((l / lambda).exp(), dl)
+        })
+        .collect()
+}
+
+impl SopaS {
+    /// SOPA-s for a training set with `labels` in {-1, +1} (id order).
+    ///
+    /// # Errors
+    /// [`TrainError::Setting`] unless `lambda > 0`, `0 < gamma <= 1`, `margin > 0`;
+    /// [`TrainError::BadLabel`] for a label outside {-1, +1}.
+    pub fn new(labels: &[f64], lambda: f64, gamma: f64, margin: f64) -> Result<Self, TrainError> {
+        settings(
+            "SOPA-s's lambda",
+            "> 0",
+            lambda > 0.0 && lambda.is_finite(),
+            lambda,
+        )?;
+        settings(
+            "SOPA-s's gamma",
+            "0 < gamma <= 1",
+            gamma > 0.0 && gamma <= 1.0,
+            gamma,
+        )?;
+        settings(
+            "SOPA-s's margin",
+            "> 0",
+            margin > 0.0 && margin.is_finite(),
+            margin,
+        )?;
+        let index = PositiveIndex::new(labels)?;
+        Ok(SopaS {
+            lambda,
+            gamma,
+            margin,
+            u: vec![0.0; index.count],
+            index,
+        })
+    }
+}
+
+impl Objective for SopaS {
+    /// Update `u_i <- (1 - gamma) u_i + gamma mean_j exp(L_ij / lambda)`, then the gradient
+    /// `1/B+ sum_i 1/B- sum_j exp(L_ij / lambda) / u_i dL_ij/ds`; the loss is the batch's
+    /// `mean_i lambda log mean_j exp(L_ij / lambda)` (its gradient when `gamma = 1`).
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        let p = self.index.pairs(scores, labels, ids)?;
+        let (nb, pb) = (p.neg.len() as f64, p.pos.len() as f64);
+        let mut grad = vec![0.0; scores.len()];
+        let mut loss = 0.0;
+        for &(a, i, hp) in &p.pos {
+            let row = exp_row(&p, hp, self.margin, self.lambda);
+            let mean = row.iter().map(|e| e.0).sum::<f64>() / nb;
+            loss += self.lambda * mean.ln();
+            self.u[i] = (1.0 - self.gamma) * self.u[i] + self.gamma * mean;
+            for (&(b, hn), &(e, dl)) in p.neg.iter().zip(&row) {
+                add_pair(&mut grad, (a, hp), (b, hn), e / self.u[i] * dl / (pb * nb));
+            }
+        }
+        Ok(BatchGradient {
+            loss: loss / pb,
+            grad: grad.into_iter().map(|g| g as f32).collect(),
+        })
+    }
+}
+
+/// SOTA-s: the two-way pAUC by KL-DRO over the negatives (lambda) and over the positives
+/// (tau), moving averages `u_i` per positive and `v` over the positives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SotaS {
+    /// KL weight over the negatives, lambda (LibAUC's default 1.0).
+    pub lambda: f64,
+    /// KL weight over the positives, tau (LibAUC's default 1.0).
+    pub tau: f64,
+    /// Moving-average weight of `u_i` (LibAUC's default 0.9).
+    pub gamma_u: f64,
+    /// Moving-average weight of `v` (LibAUC's default 0.9).
+    pub gamma_v: f64,
+    /// Margin of the squared hinge (LibAUC's default 1.0).
+    pub margin: f64,
+    /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)`.
+    pub u: Vec<f64>,
+    /// `v`, the tracked `1/N+ sum_i u_i^(lambda / tau)`.
+    pub v: f64,
+    index: PositiveIndex,
+}
+
+impl SotaS {
+    /// SOTA-s for a training set with `labels` in {-1, +1} (id order).
+    ///
+    /// # Errors
+    /// [`TrainError::Setting`] unless `lambda, tau > 0`, the gammas in (0, 1], `margin > 0`;
+    /// [`TrainError::BadLabel`] for a label outside {-1, +1}.
+    pub fn new(
+        labels: &[f64],
+        lambda: f64,
+        tau: f64,
+        (gamma_u, gamma_v): (f64, f64),
+        margin: f64,
+    ) -> Result<Self, TrainError> {
+        settings(
+            "SOTA-s's lambda",
+            "> 0",
+            lambda > 0.0 && lambda.is_finite(),
+            lambda,
+        )?;
+        settings("SOTA-s's tau", "> 0", tau > 0.0 && tau.is_finite(), tau)?;
+        for g in [gamma_u, gamma_v] {
+            settings("SOTA-s's gamma", "0 < gamma <= 1", g > 0.0 && g <= 1.0, g)?;
+        }
+        settings(
+            "SOTA-s's margin",
+            "> 0",
+            margin > 0.0 && margin.is_finite(),
+            margin,
+        )?;
+        let index = PositiveIndex::new(labels)?;
+        Ok(SotaS {
+            lambda,
+            tau,
+            gamma_u,
+            gamma_v,
+            margin,
+            u: vec![0.0; index.count],
+            v: 0.0,
+            index,
+        })
+    }
+}
+
+impl Objective for SotaS {
+    /// Update each `u_i` as SOPA-s does, then `v <- (1 - gamma_v) v + gamma_v mean_i
+    /// u_i^(lambda/tau)` over the batch's positives, then the gradient
+    /// `1/B+ sum_i 1/B- sum_j u_i^(lambda/tau - 1) exp(L_ij / lambda) / v dL_ij/ds`; the loss is
+    /// the batch's `tau log mean_i (mean_j exp(L_ij / lambda))^(lambda / tau)` (its gradient
+    /// when both gammas are 1).
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        let p = self.index.pairs(scores, labels, ids)?;
+        let (nb, pb) = (p.neg.len() as f64, p.pos.len() as f64);
+        let power = self.lambda / self.tau;
+        let rows: Vec<Vec<(f64, f64)>> = p
+            .pos
+            .iter()
+            .map(|&(_, _, hp)| exp_row(&p, hp, self.margin, self.lambda))
+            .collect();
+        let mut outer = 0.0;
+        let mut powered = 0.0;
+        for (&(_, i, _), row) in p.pos.iter().zip(&rows) {
+            let mean = row.iter().map(|e| e.0).sum::<f64>() / nb;
+            outer += mean.powf(power);
+            self.u[i] = (1.0 - self.gamma_u) * self.u[i] + self.gamma_u * mean;
+            powered += self.u[i].powf(power);
+        }
+        self.v = (1.0 - self.gamma_v) * self.v + self.gamma_v * powered / pb;
+        let mut grad = vec![0.0; scores.len()];
+        for (&(a, i, hp), row) in p.pos.iter().zip(&rows) {
+            let weight = self.u[i].powf(power - 1.0) / self.v;
+            for (&(b, hn), &(e, dl)) in p.neg.iter().zip(row) {
+                add_pair(&mut grad, (a, hp), (b, hn), weight * e * dl / (pb * nb));
+            }
+        }
+        Ok(BatchGradient {
+            loss: self.tau * (outer / pb).ln(),
+            grad: grad.into_iter().map(|g| g as f32).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pauc::objective::{PairLoss, objective_and_score_grad};
+    use crate::train::objective::check_fd;
+
+    use super::super::test_batch as batch;
+    use crate::loss::sigmoid;
+
+    #[test]
+    fn kl_gradients_match_finite_differences() {
+        let (s, y, _) = batch();
+        // gamma = 1: u_i is the batch mean, so the gradient is the loss's.
+        check_fd(&SopaS::new(&y, 0.7, 1.0, 1.0).unwrap(), &s, &y);
+        check_fd(&SotaS::new(&y, 0.7, 1.3, (1.0, 1.0), 1.0).unwrap(), &s, &y);
+    }
+
+    #[test]
+    fn sopa_s_with_a_large_lambda_trains_the_full_auc_surrogate() {
+        let (s, y, ids) = batch();
+        let mut dro = SopaS::new(&y, 1e7, 1.0, 1.0).unwrap();
+        let g = dro.batch_gradient(&s, &y, &ids).unwrap().grad;
+        let h: Vec<f64> = s.iter().map(|&v| sigmoid(v)).collect();
+        let (_, gp, gn) =
+            objective_and_score_grad(&h[..4], &h[4..], PairLoss::SquaredHinge, 0.0, 1.0).unwrap();
+        for (k, want) in gp.iter().chain(&gn).enumerate() {
+            let want = want * h[k] * (1.0 - h[k]);
+            assert!(
+                (f64::from(g[k]) - want).abs() < 1e-6,
+                "{k}: {} vs {want}",
+                g[k]
+            );
+        }
+    }
+
+    #[test]
+    fn sota_s_with_a_large_tau_is_sopa_s() {
+        let (s, y, ids) = batch();
+        let mut two_way = SotaS::new(&y, 0.7, 1e9, (0.9, 1.0), 1.0).unwrap();
+        let mut one_way = SopaS::new(&y, 0.7, 0.9, 1.0).unwrap();
+        for _ in 0..3 {
+            let a = two_way.batch_gradient(&s, &y, &ids).unwrap().grad;
+            let b = one_way.batch_gradient(&s, &y, &ids).unwrap().grad;
+            for (x, z) in a.iter().zip(&b) {
+                assert!((x - z).abs() < 1e-5 * z.abs().max(1e-3), "{x} vs {z}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let (_, y, _) = batch();
+        assert!(SopaS::new(&y, 1.0, 1.5, 1.0).is_err());
+        assert!(SotaS::new(&y, 1.0, -1.0, (0.9, 0.9), 1.0).is_err());
+    }
+}

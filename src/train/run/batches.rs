@@ -1,0 +1,247 @@
+//! The methods trained one optimizer step per batch (CE, AUC-M, MB, SOPA, SOPA-s, SOTA-s):
+//! one objective per task, the batch's scores read back once, every task's `dL/ds` computed on
+//! the CPU and applied through the surrogate.
+
+use std::time::Instant;
+
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use rankrisk_datasets::sampler::BatchSampler;
+use rankrisk_models::Scorer;
+
+use crate::bridge::{scores_to_cpu, surrogate};
+use crate::loss::Loss;
+use crate::pauc::objective::PairLoss;
+use crate::train::aucm::AucM;
+use crate::train::dro_pauc::{Sopa, SopaS, SotaS};
+use crate::train::mb_pauc::MiniBatchPauc;
+use crate::train::objective::{BatchGradient, Erm, Objective, TrainError};
+use crate::train::params::Snapshot;
+use crate::train::run::config::{Method, RunConfig};
+use crate::train::run::error::{RunError, bridge_error, diverged};
+use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
+use crate::train::run::prefetch::for_each_batch;
+
+/// The objectives trained one optimizer step per batch.
+#[derive(Debug, Clone)]
+pub(crate) enum BatchObjective {
+    /// Cross-entropy on the logit ([`Erm`] with the logistic loss).
+    Ce,
+    /// AUC-M with PESG's scalar updates.
+    Aucm(AucM),
+    /// Mini-batch pAUC.
+    Mb(MiniBatchPauc),
+    /// SOPA.
+    Sopa(Sopa),
+    /// SOPA-s.
+    SopaS(SopaS),
+    /// SOTA-s.
+    SotaS(SotaS),
+}
+
+impl BatchObjective {
+    /// The objective of `cfg.method` (not AGD-SBCD) for one task with `labels`; AUC-M's `p` is
+    /// `positive_share`, the share of positives in the batches it sees.
+    pub(crate) fn new(
+        cfg: &RunConfig,
+        labels: &[f64],
+        positive_share: f64,
+    ) -> Result<Self, RunError> {
+        Ok(match cfg.method {
+            Method::Ce => BatchObjective::Ce,
+            Method::Aucm => BatchObjective::Aucm(AucM::new(positive_share, cfg.lr, 500.0, 1e-4)?),
+            Method::Mb => BatchObjective::Mb(MiniBatchPauc {
+                alpha: cfg.alpha,
+                beta: cfg.beta,
+                loss: PairLoss::Logistic,
+            }),
+            Method::Sopa => {
+                BatchObjective::Sopa(Sopa::new(labels, cfg.beta, cfg.margin, cfg.sopa_eta)?)
+            }
+            Method::SopaS => BatchObjective::SopaS(SopaS::new(
+                labels,
+                cfg.dro_lambda,
+                cfg.dro_gamma,
+                cfg.margin,
+            )?),
+            Method::SotaS => BatchObjective::SotaS(SotaS::new(
+                labels,
+                cfg.dro_lambda,
+                cfg.dro_tau,
+                (cfg.dro_gamma, cfg.dro_gamma),
+                cfg.margin,
+            )?),
+            Method::Sbcd => unreachable!("AGD-SBCD is not a batch objective"),
+        })
+    }
+
+    fn batch_gradient(
+        &mut self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<BatchGradient, TrainError> {
+        match self {
+            BatchObjective::Ce => Erm {
+                loss: Loss::Logistic,
+            }
+            .batch_gradient(scores, labels, ids),
+            BatchObjective::Aucm(o) => o.batch_gradient(scores, labels, ids),
+            BatchObjective::Mb(o) => o.batch_gradient(scores, labels, ids),
+            BatchObjective::Sopa(o) => o.batch_gradient(scores, labels, ids),
+            BatchObjective::SopaS(o) => o.batch_gradient(scores, labels, ids),
+            BatchObjective::SotaS(o) => o.batch_gradient(scores, labels, ids),
+        }
+    }
+
+    /// The state a checkpoint stores.
+    pub(crate) fn state(&self) -> ObjectiveState {
+        match self {
+            BatchObjective::Ce => ObjectiveState::Ce,
+            BatchObjective::Aucm(o) => ObjectiveState::Aucm(o.clone()),
+            BatchObjective::Mb(o) => ObjectiveState::Mb(*o),
+            BatchObjective::Sopa(o) => ObjectiveState::Sopa(o.clone()),
+            BatchObjective::SopaS(o) => ObjectiveState::SopaS(o.clone()),
+            BatchObjective::SotaS(o) => ObjectiveState::SotaS(o.clone()),
+        }
+    }
+
+    /// Take the saved `state` if it is of this objective's kind.
+    pub(crate) fn restore(&mut self, state: ObjectiveState) -> bool {
+        let restored = match state {
+            ObjectiveState::Ce => BatchObjective::Ce,
+            ObjectiveState::Aucm(o) => BatchObjective::Aucm(o),
+            ObjectiveState::Mb(o) => BatchObjective::Mb(o),
+            ObjectiveState::Sopa(o) => BatchObjective::Sopa(o),
+            ObjectiveState::SopaS(o) => BatchObjective::SopaS(o),
+            ObjectiveState::SotaS(o) => BatchObjective::SotaS(o),
+            ObjectiveState::Sbcd(_) | ObjectiveState::Tasks(_) => return false,
+        };
+        let same = std::mem::discriminant(self) == std::mem::discriminant(&restored);
+        if same {
+            *self = restored;
+        }
+        same
+    }
+}
+
+/// The gradient of every task's objective for one batch, as a `[batch, tasks]` row-major
+/// matrix like the scores, and the mean loss over the tasks. With several tasks, a task whose
+/// pairwise objective finds one class only in this batch sits the batch out (zero gradient);
+/// with one task that is an error, as the dual sampler guarantees both classes.
+fn task_gradients(
+    objectives: &mut [BatchObjective],
+    scores: &[f64],
+    targets: &[f64],
+    ids: &[usize],
+) -> Result<BatchGradient, TrainError> {
+    let k = objectives.len();
+    if k == 1 {
+        return objectives[0].batch_gradient(scores, targets, ids);
+    }
+    let n = ids.len();
+    let column = |v: &[f64], t: usize| -> Vec<f64> { (0..n).map(|r| v[r * k + t]).collect() };
+    let (mut grad, mut loss) = (vec![0.0f32; n * k], 0.0);
+    for (t, objective) in objectives.iter_mut().enumerate() {
+        match objective.batch_gradient(&column(scores, t), &column(targets, t), ids) {
+            Ok(g) => {
+                loss += g.loss;
+                for (r, v) in g.grad.into_iter().enumerate() {
+                    grad[r * k + t] = v;
+                }
+            }
+            Err(TrainError::OneClassBatch { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(BatchGradient {
+        loss: loss / k as f64,
+        grad,
+    })
+}
+
+/// `steps` optimizer steps on batches of the run's sampler, each batch assembled on a worker
+/// thread while the previous step runs.
+pub(crate) fn batch_period<M: Scorer>(
+    objectives: &mut [BatchObjective],
+    model: M,
+    ctx: &PeriodContext<'_>,
+    optim: &mut ModuleOptimizer,
+    sampler: &mut BatchSampler,
+    steps_done: usize,
+    steps: usize,
+) -> Result<Period<M>, RunError> {
+    let reference = Snapshot::of(&model);
+    let (mut loss_sum, mut cpu) = (0.0, 0.0);
+    let mut model = Some(model);
+    let mut drawn = 0;
+    let next_ids = || {
+        (drawn < steps).then(|| {
+            drawn += 1;
+            sampler.next_batch()
+        })
+    };
+    let mut k = 0;
+    let mut step_ms = Vec::with_capacity(steps);
+    for_each_batch(ctx.train, next_ids, |host| {
+        let step = steps_done + k;
+        let started = Instant::now();
+        let m = model
+            .take()
+            .expect("the model is put back after every step");
+        let b = host.to_device(ctx.device);
+        let scores = m.scores(b.inputs);
+        let [n, tasks] = scores.dims();
+        let scores = scores.reshape([n * tasks]);
+        let s_cpu = scores_to_cpu(scores.clone()).map_err(bridge_error(step))?;
+        let t = Instant::now();
+        let g = task_gradients(objectives, &s_cpu, &b.targets, &b.ids)
+            .map_err(|e| diverged(step)(e.into()))?;
+        if !g.loss.is_finite() {
+            return Err(RunError::Diverged {
+                step,
+                quantity: format!("the batch loss is {}", g.loss),
+            });
+        }
+        cpu += t.elapsed().as_secs_f64();
+        loss_sum += g.loss;
+        let mut loss = surrogate(scores, &g.grad).map_err(bridge_error(step))?;
+        // AUC-M's regularization of the model, once (every task's objective has the same).
+        if let Some(BatchObjective::Aucm(o)) = objectives.first()
+            && let Some(extra) = o.device_terms(&m, &reference)
+        {
+            loss = loss + extra;
+        }
+        let grads = GradientsParams::from_grads(loss.backward(), &m);
+        model = Some(optim.step(ctx.cfg.lr, m, grads));
+        step_ms.push(1e3 * started.elapsed().as_secs_f64());
+        k += 1;
+        ctx.bar.inc(1);
+        ctx.bar
+            .set_message(format!("loss {:.4}", loss_sum / k as f64));
+        Ok(())
+    })?;
+    Ok(Period {
+        model: model.expect("the model is put back after every step"),
+        candidate: None,
+        diagnostics: None,
+        steps,
+        loss: loss_sum / steps.max(1) as f64,
+        cpu_seconds: cpu,
+        dual_seconds: 0.0,
+        step_ms: median(&mut step_ms),
+    })
+}
+
+/// The median of `v` (NaN when empty).
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
