@@ -2,13 +2,20 @@
 //! keeps the objective's CPU state in a `#[module(skip)]` field; here the mini-batch pAUC
 //! objective trains an MLP on real Fashion-MNIST images (shirts vs the rest).
 //!
-//! `cargo run --release --example learner -- [--backend flex] [--epochs 2]`
+//! `cargo run --release --example learner -- [--backend flex] [--epochs 2] [--devices flex,flex]`
+//!
+//! With `--devices`, burn-train's own multi-device strategy runs the step of each device on
+//! its own batches; the objective's state stays one (`SharedObjective`), but a pairwise
+//! objective then pairs the samples of each device's batch only, and the devices' gradients
+//! are summed (the run driver's `--devices` splits one batch instead: see the README).
 
 use std::sync::Arc;
 
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::optim::SgdConfig;
-use burn::train::{Learner, SupervisedTraining};
+use burn::train::{
+    ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining, TrainingStrategy,
+};
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::pauc::objective::PairLoss;
@@ -25,6 +32,10 @@ struct Args {
     /// Backend: flex, ndarray or wgpu.
     #[arg(long, default_value = "flex")]
     backend: BackendKind,
+    /// Several devices (comma-separated, the first is the main one): burn-train's
+    /// multi-device strategy; overrides `--backend`.
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<BackendKind>,
     /// Epochs.
     #[arg(long, default_value_t = 2)]
     epochs: usize,
@@ -38,7 +49,7 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let device = autodiff_device(args.backend)?;
+    let device = autodiff_device(args.devices.first().copied().unwrap_or(args.backend))?;
     let train = Arc::new(read_mnist_style(&args.data_dir, true)?.binary(&[6])?);
     let test = Arc::new(read_mnist_style(&args.data_dir, false)?.binary(&[6])?);
     let tb = ImageBatcher::new(train.clone(), &[0.286], &[0.353])?;
@@ -64,13 +75,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         SgdConfig::new().init(),
         0.1,
     );
-    let result = SupervisedTraining::new(
+    let mut training = SupervisedTraining::new(
         &args.out,
         loader(&tb, train.positive.len(), 1),
         loader(&sb, test.positive.len(), 2),
     )
-    .num_epochs(args.epochs)
-    .launch(learner);
+    .num_epochs(args.epochs);
+    if args.devices.len() > 1 {
+        let devices = args
+            .devices
+            .iter()
+            .map(|&k| autodiff_device(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        training = training.with_training_strategy(TrainingStrategy::Default(
+            ExecutionStrategy::multi(devices, MultiDeviceOptim::OptimMainDevice),
+        ));
+    }
+    let result = training.launch(learner);
     let scores = score_all(&result.model.model, &sb, &device)?;
     let labels = test.signed_labels();
     println!(

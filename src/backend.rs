@@ -15,9 +15,10 @@ use burn::tensor::wgpu::wgpu;
 /// The environment variable that selects a backend when no flag is given.
 pub const BACKEND_ENV: &str = "BURN_DEVICE";
 
-/// The backends compiled into rankrisk.
+/// The backends rankrisk can run on: written `wgpu`, `ndarray`, `flex`, `cuda` or `cuda:N`
+/// (on the command line, in `BURN_DEVICE` and in configs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(into = "String", try_from = "String")]
 pub enum BackendKind {
     /// GPU through wgpu (Vulkan, Metal, DX12 or GL, whichever the machine has; on a machine
     /// without a GPU, Mesa's software Vulkan driver lavapipe also works).
@@ -26,11 +27,31 @@ pub enum BackendKind {
     Ndarray,
     /// CPU through Burn's pure-Rust `flex` backend.
     Flex,
+    /// NVIDIA GPU `N` through Burn's CUDA backend (CubeCL's CUDA runtime); only in a build with
+    /// the `cuda` feature.
+    Cuda(usize),
+}
+
+impl From<BackendKind> for String {
+    fn from(kind: BackendKind) -> String {
+        kind.to_string()
+    }
+}
+
+impl TryFrom<String> for BackendKind {
+    type Error = BackendError;
+    fn try_from(s: String) -> Result<Self, BackendError> {
+        s.parse()
+    }
 }
 
 impl BackendKind {
-    /// Every compiled backend, in the order `rankrisk info` lists them.
+    /// Every backend that runs without a device index, in the order `rankrisk info` lists
+    /// them (CUDA devices are listed apart).
     pub const ALL: [BackendKind; 3] = [BackendKind::Wgpu, BackendKind::Ndarray, BackendKind::Flex];
+
+    /// Whether this build has the CUDA backend (the `cuda` feature).
+    pub const CUDA_COMPILED: bool = cfg!(feature = "cuda");
 
     /// The backend named by `BURN_DEVICE`, `Ok(None)` when the variable is unset or empty.
     ///
@@ -38,26 +59,27 @@ impl BackendKind {
     /// [`BackendError::UnknownInEnv`] when the variable names no compiled backend.
     pub fn from_env() -> Result<Option<BackendKind>, BackendError> {
         match std::env::var(BACKEND_ENV) {
-            Ok(value) if !value.trim().is_empty() => value
-                .parse()
-                .map(Some)
-                .map_err(|_| BackendError::UnknownInEnv(value.trim().to_string())),
+            Ok(value) if !value.trim().is_empty() => value.parse().map(Some).map_err(|e| match e {
+                BackendError::UnknownBackend(v) => BackendError::UnknownInEnv(v),
+                other => other,
+            }),
             _ => Ok(None),
         }
     }
 
-    /// The lower-case name used on the command line and in `BURN_DEVICE`.
+    /// The lower-case name of the backend (without a device index).
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Wgpu => "wgpu",
             BackendKind::Ndarray => "ndarray",
             BackendKind::Flex => "flex",
+            BackendKind::Cuda(_) => "cuda",
         }
     }
 
     /// Whether the backend computes on the CPU of this machine.
     pub fn is_cpu(self) -> bool {
-        !matches!(self, BackendKind::Wgpu)
+        matches!(self, BackendKind::Ndarray | BackendKind::Flex)
     }
 }
 
@@ -71,8 +93,12 @@ impl Default for BackendKind {
 }
 
 impl fmt::Display for BackendKind {
+    /// The name, with the device index for CUDA (`cuda:1`; `cuda` for device 0).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            BackendKind::Cuda(i) if *i > 0 => write!(f, "cuda:{i}"),
+            other => f.write_str(other.name()),
+        }
     }
 }
 
@@ -80,11 +106,22 @@ impl FromStr for BackendKind {
     type Err = BackendError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "wgpu" | "gpu" => Ok(BackendKind::Wgpu),
-            "ndarray" => Ok(BackendKind::Ndarray),
-            "flex" => Ok(BackendKind::Flex),
-            other => Err(BackendError::UnknownBackend(other.to_string())),
+        let s = s.trim().to_ascii_lowercase();
+        let (name, index) = match s.split_once(':') {
+            Some((name, index)) => (name, Some(index)),
+            None => (s.as_str(), None),
+        };
+        match (name, index) {
+            ("wgpu" | "gpu", None) => Ok(BackendKind::Wgpu),
+            ("ndarray", None) => Ok(BackendKind::Ndarray),
+            ("flex", None) => Ok(BackendKind::Flex),
+            ("cuda", _) if !BackendKind::CUDA_COMPILED => Err(BackendError::CudaNotCompiled),
+            ("cuda", None) => Ok(BackendKind::Cuda(0)),
+            ("cuda", Some(i)) => i
+                .parse()
+                .map(BackendKind::Cuda)
+                .map_err(|_| BackendError::UnknownBackend(s.clone())),
+            _ => Err(BackendError::UnknownBackend(s.clone())),
         }
     }
 }
@@ -95,6 +132,13 @@ pub enum BackendError {
     /// The name is not one of the compiled backends.
     #[error("unknown backend '{0}': expected one of wgpu, ndarray, flex")]
     UnknownBackend(String),
+    /// CUDA was asked for in a build without the `cuda` feature.
+    #[error(
+        "the cuda backend is not compiled into this build: rebuild with `cargo build --release \
+         --features cuda` (the README's GPU section says what that build needs), or pick one of \
+         wgpu, ndarray, flex"
+    )]
+    CudaNotCompiled,
     /// `BURN_DEVICE` names none of the compiled backends.
     #[error("BURN_DEVICE: unknown backend '{0}': expected one of wgpu, ndarray, flex")]
     UnknownInEnv(String),
@@ -200,6 +244,7 @@ pub fn device(kind: BackendKind) -> Result<Device, BackendError> {
         BackendKind::Ndarray => Ok(Device::ndarray()),
         BackendKind::Flex => Ok(Device::flex()),
         BackendKind::Wgpu => WGPU_DEVICE.get_or_init(open_wgpu).clone(),
+        BackendKind::Cuda(index) => cuda_device(index),
     }
 }
 
@@ -209,6 +254,18 @@ pub fn device(kind: BackendKind) -> Result<Device, BackendError> {
 /// As [`device`].
 pub fn autodiff_device(kind: BackendKind) -> Result<Device, BackendError> {
     device(kind).map(Device::autodiff)
+}
+
+/// CUDA device `index` (opened lazily by CubeCL's CUDA runtime on first use).
+#[cfg(feature = "cuda")]
+fn cuda_device(index: usize) -> Result<Device, BackendError> {
+    Ok(Device::cuda(index))
+}
+
+/// Without the `cuda` feature there is no CUDA device to open.
+#[cfg(not(feature = "cuda"))]
+fn cuda_device(_index: usize) -> Result<Device, BackendError> {
+    Err(BackendError::CudaNotCompiled)
 }
 
 fn open_wgpu() -> Result<Device, BackendError> {
@@ -256,6 +313,29 @@ mod tests {
             text.contains("cuda") && text.contains("wgpu, ndarray, flex"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn cuda_names_parse_in_a_cuda_build_and_are_refused_clearly_otherwise() {
+        for (text, index) in [("cuda", 0), ("CUDA:1", 1), ("cuda:3", 3)] {
+            match text.parse::<BackendKind>() {
+                Ok(kind) => {
+                    assert!(BackendKind::CUDA_COMPILED);
+                    assert_eq!(kind, BackendKind::Cuda(index));
+                    assert_eq!(kind.to_string().parse::<BackendKind>().unwrap(), kind);
+                }
+                Err(e) => {
+                    assert!(!BackendKind::CUDA_COMPILED);
+                    assert!(e.to_string().contains("--features cuda"), "{e}");
+                }
+            }
+        }
+        assert!("cuda:x".parse::<BackendKind>().is_err());
+        assert!("flex:1".parse::<BackendKind>().is_err());
+        if !BackendKind::CUDA_COMPILED {
+            let err = device(BackendKind::Cuda(0)).unwrap_err().to_string();
+            assert!(err.contains("not compiled"), "{err}");
+        }
     }
 
     #[test]

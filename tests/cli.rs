@@ -528,6 +528,33 @@ mod train_config {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// This build has no CUDA backend (CI builds without the `cuda` feature): asking for it,
+    /// as the backend or among the data-parallel devices, is a clear exit 2.
+    #[test]
+    fn cuda_in_a_build_without_it_says_how_to_get_it() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-cuda-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("c.toml");
+        for text in [
+            "task = \"long-tailed\"\nbackend = \"cuda\"\n",
+            "task = \"long-tailed\"\ndevices = [\"flex\", \"cuda:1\"]\n",
+        ] {
+            std::fs::write(&cfg, text).unwrap();
+            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            assert_eq!(out.status.code(), Some(2), "{text}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--features cuda"), "{text}: {err}");
+        }
+        let out = rankrisk(&["smoke", "--backend", "cuda:0", "--steps", "1"], &[], None);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--features cuda"), "{err}");
+        let out = rankrisk(&["info"], &[], None);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("cuda: not compiled"), "{text}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn train_runs_a_tabular_config_and_prints_the_table() {
         let dir = std::env::temp_dir().join(format!("rankrisk-train-cli-{}", std::process::id()));

@@ -14,6 +14,7 @@ use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::train::deep_admm::{DeepAdmm, DeepAdmmConfig};
+use rankrisk::train::parallel::Shards;
 use rankrisk::train::params::Snapshot;
 use rankrisk::train::{Erm, Objective, TrainError};
 use rankrisk::weights::Weights;
@@ -247,10 +248,11 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
             .with_hidden(Some(32))
             .with_bias(true)
             .init(&device);
-        let forward = |m: &LinearScorer, ids: &[usize]| {
-            let b = batcher.try_batch(ids, &device).unwrap();
+        let forward = |m: &LinearScorer, ids: &[usize], d: &Device| {
+            let b = batcher.try_batch(ids, d).unwrap();
             Ok::<_, TrainError>(m.forward(b.inputs.reshape([ids.len(), 784])))
         };
+        let one = Shards::one(device.clone());
         let score_all = |m: &LinearScorer| -> Vec<f64> {
             let plain = m.valid();
             let ids: Vec<usize> = (0..labels.len()).collect();
@@ -266,7 +268,7 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         let mut sbcd = DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 3), &labels).unwrap();
         sbcd.init_duals(&s0).unwrap();
         for _ in 0..2 {
-            let (m, v_n, rec) = sbcd.outer_step(model, forward).unwrap();
+            let (m, v_n, rec) = sbcd.outer_step(model, &one, forward).unwrap();
             assert!(rec.sampled_loss.is_finite());
             // The diagnostics: shares of active pairs are shares, the m-level's threshold is
             // above the n-level's (exact duals start them at the 5% and 50% points).
@@ -326,16 +328,17 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         device.seed(3);
         let mut model = LinearScorerConfig::new(d).init(&device);
         let w0 = weights_of(&model);
-        let forward = |m: &LinearScorer, ids: &[usize]| {
+        let forward = |m: &LinearScorer, ids: &[usize], on: &Device| {
             let x: Vec<f32> = ids
                 .iter()
                 .flat_map(|&i| rows[i * d..(i + 1) * d].iter().copied())
                 .collect();
-            let x = Tensor::<2>::from_data(TensorData::new(x, [ids.len(), d]), &device);
+            let x = Tensor::<2>::from_data(TensorData::new(x, [ids.len(), d]), on);
             Ok::<_, TrainError>(m.forward(x))
         };
         let all: Vec<usize> = (0..n_pos + n_neg).collect();
-        let s0 = scores_to_cpu(forward(&model, &all).unwrap()).unwrap();
+        let s0 = scores_to_cpu(forward(&model, &all, &device).unwrap()).unwrap();
+        let one = Shards::one(device.clone());
         let mut deep = DeepSbcd::new(cfg, &labels).unwrap();
         deep.init_duals(&s0).unwrap();
         // The linear side, iteration by iteration, through the same core.
@@ -355,7 +358,7 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
             );
         };
         for k in 1..=outer {
-            let (m, v_n, rec) = deep.outer_step(model, forward).unwrap();
+            let (m, v_n, rec) = deep.outer_step(model, &one, forward).unwrap();
             model = m;
             let step = core.outer_step(&mut lin, &w, usize::MAX).unwrap();
             w = step.w;

@@ -136,6 +136,22 @@ pub struct HostBatch {
 }
 
 impl HostBatch {
+    /// The samples `rows` of the batch (a shard for data-parallel training).
+    ///
+    /// # Panics
+    /// If `rows` reaches past the batch.
+    pub fn rows(&self, rows: std::ops::Range<usize>) -> HostBatch {
+        let [_, c, h, w] = self.shape;
+        let per = c * h * w;
+        HostBatch {
+            pixels: self.pixels[rows.start * per..rows.end * per].to_vec(),
+            shape: [rows.len(), c, h, w],
+            targets: self.targets[rows.start * self.tasks..rows.end * self.tasks].to_vec(),
+            tasks: self.tasks,
+            ids: self.ids[rows].to_vec(),
+        }
+    }
+
     /// The batch on `device` (one upload of the pixels and one of the labels).
     pub fn to_device(self, device: &Device) -> ImageBatch {
         let y: Vec<f32> = self.targets.iter().map(|&v| v as f32).collect();

@@ -18,7 +18,8 @@ use crate::train::run::{Method, RunConfig, RunSummary};
 /// The backend choice shared by every training command.
 #[derive(Debug, Clone, PartialEq, Args, Serialize)]
 pub struct BackendArg {
-    /// Backend: wgpu, ndarray or flex (default: $BURN_DEVICE, else flex).
+    /// Backend: wgpu, ndarray, flex, or cuda / cuda:N in a build with the `cuda` feature
+    /// (default: $BURN_DEVICE, else flex).
     #[arg(long)]
     pub backend: Option<BackendKind>,
 }
@@ -113,6 +114,11 @@ pub struct TrainingArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub backend: BackendArg,
+    /// Data-parallel devices, comma-separated (`flex,flex`, `wgpu,flex`, `cuda:0,cuda:1`): each
+    /// batch is split over them, the objective's state stays one; the first is the run's
+    /// backend (it overrides `--backend`).
+    #[arg(long, value_delimiter = ',')]
+    pub devices: Vec<BackendKind>,
     /// Seed of the split, the initialization, the samplers and the augmentation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -143,6 +149,7 @@ impl TrainingArgs {
         (cfg.dro_lambda, cfg.dro_tau, cfg.dro_gamma) =
             (self.dro_lambda, self.dro_tau, self.dro_gamma);
         cfg.bootstrap = self.bootstrap;
+        cfg.devices = self.devices.clone();
         cfg.resume = self.resume;
         cfg.progress = !self.quiet;
         cfg
@@ -182,7 +189,10 @@ pub trait ImageArgs {
     /// # Errors
     /// As [`ImageTask::run`]; an unknown `BURN_DEVICE`.
     fn run(&self) -> Result<RunSummary, TaskError> {
-        let backend = self.training().backend.resolve()?;
+        let backend = match self.training().devices.first() {
+            Some(&first) => first,
+            None => self.training().backend.resolve()?,
+        };
         self.task().run(&self.run_config(), backend)
     }
 }

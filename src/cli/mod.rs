@@ -86,6 +86,14 @@ fn info() {
     println!("burn 0.22.1");
     let names: Vec<&str> = BackendKind::ALL.iter().map(|k| k.name()).collect();
     println!("compiled backends: {}", names.join(", "));
+    if BackendKind::CUDA_COMPILED {
+        println!(
+            "cuda: compiled in; --backend cuda:N opens NVIDIA GPU N through the CUDA driver on \
+             first use (the driver and NVRTC are loaded at run time)"
+        );
+    } else {
+        println!("cuda: not compiled into this build (cargo build --release --features cuda)");
+    }
     match BackendKind::from_env() {
         Ok(Some(kind)) => println!("{BACKEND_ENV}={kind} (used when --backend is not given)"),
         Ok(None) => println!(

@@ -255,11 +255,20 @@ fn clap_message(e: &clap::Error) -> String {
             "the following required arguments were not provided:",
             "missing required key:",
         );
+    // Flags become key names (`--data-dir` -> `data_dir`), except inside `code spans` of a
+    // value's own error (a command such as `cargo build --release --features cuda`).
+    let mut code = false;
     joined
         .split(' ')
-        .map(|w| match w.find("--") {
-            Some(at) => format!("{}{}", &w[..at], w[at + 2..].replace('-', "_")),
-            None => w.to_string(),
+        .map(|w| {
+            let before = code;
+            code ^= w.matches('`').count() % 2 == 1;
+            match w.find("--") {
+                Some(at) if !before && !code => {
+                    format!("{}{}", &w[..at], w[at + 2..].replace('-', "_"))
+                }
+                _ => w.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -17,15 +17,16 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
-use burn::tensor::Tensor;
+use burn::tensor::{Device, Tensor};
 
-use crate::bridge::{scores_to_cpu, surrogate};
 use crate::pauc::PaucError;
 use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel, SbcdRecord, SbcdState};
 use crate::train::objective::TrainError;
+use crate::train::parallel::{ParallelError, ShardedForward, Shards};
 
 /// Float parameters of a module as flat plain (non-autodiff) tensors, by id.
 type ParamMap = HashMap<ParamId, Tensor<1>>;
@@ -82,32 +83,45 @@ impl<F: FnMut(ParamId, Tensor<1>) -> Tensor<1>> ModuleMapper for Rewrite<F> {
     }
 }
 
-/// A Burn module as an [`SbcdModel`]: `forward(model, ids)` returns the scores of the samples
-/// `ids` (in that order) on the autodiff device, in training mode, or the caller's error.
+/// A Burn module as an [`SbcdModel`]: `forward(model, ids, device)` returns the scores of the
+/// samples `ids` (in that order) computed on `device` (the autodiff device of a shard), in
+/// training mode, or the caller's error. A block is split over `shards` (data parallelism,
+/// [`crate::train::parallel`]): its scores are gathered once for the CPU core, and the
+/// shards' gradients of `G_v` are summed on the first device, where update (14) runs.
 pub struct BurnModel<M, E, F> {
     forward: F,
-    last: Option<Tensor<1>>,
-    _types: PhantomData<(M, E)>,
+    shards: Shards,
+    last: Option<ShardedForward<M>>,
+    _types: PhantomData<E>,
 }
 
 impl<M, E, F> BurnModel<M, E, F>
 where
     M: Module,
     E: From<TrainError> + From<PaucError>,
-    F: FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    F: FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
 {
-    /// The model scored by `forward`.
-    pub fn new(forward: F) -> Self {
+    /// The model scored by `forward` over `shards`.
+    pub fn new(shards: Shards, forward: F) -> Self {
         BurnModel {
             forward,
+            shards,
             last: None,
             _types: PhantomData,
         }
     }
 
-    /// The forward pass itself (for the batch-norm refresh passes).
+    /// The forward pass itself on the first device (for the batch-norm refresh passes).
     pub fn forward(&mut self, model: &M, ids: &[usize]) -> Result<Tensor<1>, E> {
-        (self.forward)(model, ids)
+        (self.forward)(model, ids, self.shards.main())
+    }
+}
+
+/// A data-parallel step's error as the caller's.
+fn caller_error<E: From<TrainError>>(e: ParallelError<E>) -> E {
+    match e {
+        ParallelError::Bridge(b) => TrainError::from(b).into(),
+        ParallelError::Objective(e) => e,
     }
 }
 
@@ -115,23 +129,35 @@ impl<M, E, F> SbcdModel for BurnModel<M, E, F>
 where
     M: Module,
     E: From<TrainError> + From<PaucError>,
-    F: FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+    F: FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
 {
     type Point = M;
     type Error = E;
 
     fn scores(&mut self, v: &M, ids: &[usize]) -> Result<Vec<f64>, E> {
-        let scores = (self.forward)(v, ids)?;
-        let cpu = scores_to_cpu(scores.clone()).map_err(TrainError::from)?;
-        self.last = Some(scores);
+        let forward = &mut self.forward;
+        let (pass, cpu) = self
+            .shards
+            .forward(
+                v,
+                ids.len(),
+                |m: &M, rows: Range<usize>, device: &Device| {
+                    let s = forward(m, &ids[rows], device)?;
+                    let n = s.dims()[0];
+                    Ok(s.reshape([n, 1]))
+                },
+            )
+            .map_err(caller_error::<E>)?;
+        self.last = Some(pass);
         Ok(cpu)
     }
 
     fn prox_step(&mut self, v: M, w: &M, coef: &[f64], eta: f64, mu: f64) -> Result<M, E> {
-        let scores = self.last.take().ok_or(TrainError::UnscoredBlock)?;
+        let pass = self.last.take().ok_or(TrainError::UnscoredBlock)?;
         let g: Vec<f32> = coef.iter().map(|&x| x as f32).collect();
-        let loss = surrogate(scores, &g).map_err(TrainError::from)?;
-        let gp = GradientsParams::from_grads(loss.backward(), &v);
+        let gp = pass
+            .backward(&v, &g, |_: &M| None)
+            .map_err(caller_error::<E>)?;
         let mut gmap: ParamMap = HashMap::new();
         struct Grads<'a>(&'a GradientsParams, &'a mut ParamMap);
         impl ModuleVisitor for Grads<'_> {
@@ -260,11 +286,11 @@ impl DeepSbcd {
         Ok(())
     }
 
-    /// One outer iteration of Algorithm 2. `forward(model, ids)` must return the scores of
-    /// the samples `ids` (in that order) on the autodiff device, in training mode, or the
-    /// caller's error. Returns `w^(k+1)`, the other candidate output of Algorithm 2,
-    /// `v_bar_n^(k)` (as an inference copy whose buffers were re-estimated for it), and the
-    /// record.
+    /// One outer iteration of Algorithm 2 with its blocks split over `shards` (one device:
+    /// [`Shards::one`]). `forward(model, ids, device)` must return the scores of the samples
+    /// `ids` (in that order) computed on `device`, in training mode, or the caller's error.
+    /// Returns `w^(k+1)`, the other candidate output of Algorithm 2, `v_bar_n^(k)` (as an
+    /// inference copy whose buffers were re-estimated for it), and the record.
     ///
     /// # Errors
     /// The caller's error, or (converted) [`PaucError`] / [`TrainError`] when scores are
@@ -272,13 +298,14 @@ impl DeepSbcd {
     pub fn outer_step<M, E>(
         &mut self,
         w: M,
-        forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+        shards: &Shards,
+        forward: impl FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
     ) -> Result<(M, M, SbcdRecord), E>
     where
         M: Module,
         E: From<TrainError> + From<PaucError>,
     {
-        self.outer_step_within(w, usize::MAX, forward)
+        self.outer_step_within(w, usize::MAX, shards, forward)
     }
 
     /// [`DeepSbcd::outer_step`] with at most `budget` SBCD steps in all (see
@@ -290,13 +317,14 @@ impl DeepSbcd {
         &mut self,
         w: M,
         budget: usize,
-        forward: impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
+        shards: &Shards,
+        forward: impl FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
     ) -> Result<(M, M, SbcdRecord), E>
     where
         M: Module,
         E: From<TrainError> + From<PaucError>,
     {
-        let mut model = BurnModel::new(forward);
+        let mut model = BurnModel::new(shards.clone(), forward);
         let step = self.core.outer_step(&mut model, &w, budget)?;
         let mut fwd = |m: &M, ids: &[usize]| model.forward(m, ids);
         // The candidate v_bar_n with its own statistics.

@@ -19,6 +19,8 @@
 //! - [`run`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
+//! - [`parallel`]: data parallelism over several devices with one CPU state (the objective
+//!   sees the whole batch's scores once);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
@@ -31,6 +33,7 @@ pub mod dro_pauc;
 pub mod learner;
 pub mod mb_pauc;
 pub mod objective;
+pub mod parallel;
 pub mod params;
 pub mod run;
 

@@ -4,11 +4,10 @@
 
 use std::time::Instant;
 
-use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::optim::ModuleOptimizer;
 use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 
-use crate::bridge::{scores_to_cpu, surrogate};
 use crate::loss::Loss;
 use crate::pauc::objective::PairLoss;
 use crate::train::aucm::AucM;
@@ -17,7 +16,7 @@ use crate::train::mb_pauc::MiniBatchPauc;
 use crate::train::objective::{BatchGradient, Erm, Objective, TrainError};
 use crate::train::params::Snapshot;
 use crate::train::run::config::{Method, RunConfig};
-use crate::train::run::error::{RunError, bridge_error, diverged};
+use crate::train::run::error::{RunError, diverged, step_error};
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::run::prefetch::for_each_batch;
 
@@ -159,6 +158,18 @@ fn task_gradients(
     })
 }
 
+/// [`RunError::Diverged`] at `step` when the batch loss is not finite.
+fn finite_loss(g: &BatchGradient, step: usize) -> Result<(), RunError> {
+    if g.loss.is_finite() {
+        Ok(())
+    } else {
+        Err(RunError::Diverged {
+            step,
+            quantity: format!("the batch loss is {}", g.loss),
+        })
+    }
+}
+
 /// `steps` optimizer steps on batches of the run's sampler, each batch assembled on a worker
 /// thread while the previous step runs.
 pub(crate) fn batch_period<M: Scorer>(
@@ -188,37 +199,36 @@ pub(crate) fn batch_period<M: Scorer>(
         let m = model
             .take()
             .expect("the model is put back after every step");
-        let b = host.to_device(ctx.device);
-        let scores = m.scores(b.inputs);
-        let [n, tasks] = scores.dims();
-        let scores = scores.reshape([n * tasks]);
-        let s_cpu = scores_to_cpu(scores.clone()).map_err(bridge_error(step))?;
-        let t = Instant::now();
-        let g = task_gradients(objectives, &s_cpu, &b.targets, &b.ids)
-            .map_err(|e| diverged(step)(e.into()))?;
-        if !g.loss.is_finite() {
-            return Err(RunError::Diverged {
-                step,
-                quantity: format!("the batch loss is {}", g.loss),
-            });
-        }
-        cpu += t.elapsed().as_secs_f64();
-        loss_sum += g.loss;
-        let mut loss = surrogate(scores, &g.grad).map_err(bridge_error(step))?;
         // AUC-M's regularization of the model, once (every task's objective has the same).
-        if let Some(BatchObjective::Aucm(o)) = objectives.first()
-            && let Some(extra) = o.device_terms(&m, &reference)
-        {
-            loss = loss + extra;
-        }
-        let grads = GradientsParams::from_grads(loss.backward(), &m);
+        let aucm = match objectives.first() {
+            Some(BatchObjective::Aucm(o)) => Some(o.clone()),
+            _ => None,
+        };
+        let out = ctx
+            .shards
+            .step(
+                &m,
+                &host,
+                |gathered| {
+                    let t = Instant::now();
+                    let g = task_gradients(objectives, gathered, &host.targets, &host.ids)
+                        .map_err(|e| diverged(step)(e.into()))?;
+                    finite_loss(&g, step)?;
+                    cpu += t.elapsed().as_secs_f64();
+                    Ok(g)
+                },
+                |replica| aucm.as_ref()?.device_terms(replica, &reference),
+            )
+            .map_err(step_error(step))?;
+        let (g, grads) = (out.gradient, out.grads);
+        loss_sum += g.loss;
         model = Some(optim.step(ctx.cfg.lr, m, grads));
         step_ms.push(1e3 * started.elapsed().as_secs_f64());
         k += 1;
         ctx.bar.inc(1);
         ctx.bar
             .set_message(format!("loss {:.4}", loss_sum / k as f64));
-        Ok(())
+        Ok::<(), RunError>(())
     })?;
     Ok(Period {
         model: model.expect("the model is put back after every step"),

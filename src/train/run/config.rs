@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::backend::BackendKind;
 use crate::metrics::RankRange;
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
@@ -95,6 +96,11 @@ pub struct RunConfig {
     /// (0: none).
     #[serde(default = "defaults::bootstrap")]
     pub bootstrap: usize,
+    /// Data-parallel devices (the model lives on the run's device, the first of them; each
+    /// batch is split over all of them, the objective's state stays one); empty or one entry:
+    /// one device.
+    #[serde(default)]
+    pub devices: Vec<BackendKind>,
     /// FPR range start.
     pub alpha: f64,
     /// FPR range end.
@@ -204,6 +210,7 @@ impl RunConfig {
             dro_tau: defaults::dro_tau(),
             dro_gamma: defaults::dro_gamma(),
             bootstrap: defaults::bootstrap(),
+            devices: Vec::new(),
             alpha: 0.05,
             beta: 0.5,
             seed: 0,

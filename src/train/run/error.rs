@@ -12,6 +12,7 @@ use crate::pauc::PaucError;
 use crate::plot::PlotError;
 use crate::train::checkpoint::{LockError, TrainCheckpointError};
 use crate::train::objective::TrainError;
+use crate::train::parallel::ParallelError;
 
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +129,15 @@ pub(crate) fn diverged(step: usize) -> impl Fn(RunError) -> RunError {
             _ => return e,
         };
         RunError::Diverged { step, quantity }
+    }
+}
+
+/// A training step's error (one device or several) as the run reports it: a non-finite score
+/// or gradient is [`RunError::Diverged`] at `step`.
+pub(crate) fn step_error(step: usize) -> impl Fn(ParallelError<RunError>) -> RunError {
+    move |e| match e {
+        ParallelError::Bridge(source) => bridge_error(step)(source),
+        ParallelError::Objective(e) => e,
     }
 }
 

@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
+use burn::tensor::Device;
 use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
 
@@ -112,7 +113,8 @@ impl Trainer {
     /// [`RunError`] for an unreadable image or non-finite initial scores.
     pub fn start<M: Scorer>(&mut self, model: &M, ctx: &PeriodContext<'_>) -> Result<(), RunError> {
         if let Trainer::Sbcd(s) = self {
-            s.refresh_buffers(model, &mut forward(ctx))?;
+            let mut f = forward(ctx);
+            s.refresh_buffers(model, &mut |m: &M, ids: &[usize]| f(m, ids, ctx.device))?;
             s.init_duals(&score_all(&model.valid(), ctx.train, ctx.device)?)?;
         }
         Ok(())
@@ -194,12 +196,12 @@ impl Trainer {
     }
 }
 
-/// The forward pass of AGD-SBCD over training ids: scores on the autodiff device, training
-/// mode.
+/// The forward pass of AGD-SBCD over training ids: scores on the given autodiff device (a
+/// shard's), training mode.
 fn forward<'a, M: Scorer>(
     ctx: &'a PeriodContext<'a>,
-) -> impl FnMut(&M, &[usize]) -> Result<burn::tensor::Tensor<1>, RunError> + Clone + 'a {
-    move |m: &M, ids: &[usize]| Ok(m.score(ctx.train.batch(ids, ctx.device)?.inputs))
+) -> impl FnMut(&M, &[usize], &Device) -> Result<burn::tensor::Tensor<1>, RunError> + Clone + 'a {
+    move |m: &M, ids: &[usize], device: &Device| Ok(m.score(ctx.train.batch(ids, device)?.inputs))
 }
 
 /// One outer iteration of AGD-SBCD (two SBCD calls), shortened to fit `left` steps.
@@ -221,7 +223,7 @@ fn sbcd_period<M: Scorer>(
     }
     let t = Instant::now();
     let (w, v_n, rec) = s
-        .outer_step_within(model, left, forward(ctx))
+        .outer_step_within(model, left, ctx.shards, forward(ctx))
         .map_err(diverged(steps_done))?;
     let step_ms = 1e3 * t.elapsed().as_secs_f64() / rec.steps.max(1) as f64;
     ctx.bar.set_position((steps_done + rec.steps) as u64);

@@ -29,8 +29,10 @@ use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::autodiff_device;
 use crate::metrics::ci::Bootstrap;
 use crate::train::checkpoint;
+use crate::train::parallel::Shards;
 use crate::train::run::evaluate::{column, evaluate_point};
 use crate::train::run::method::Trainer;
 use crate::train::run::period::{ObjectiveState, PeriodContext};
@@ -75,6 +77,25 @@ fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
     b
 }
 
+/// The devices of a run: `device` (the model's) and the autodiff devices of `cfg.devices`
+/// after the first (data parallelism), or `device` alone.
+///
+/// # Errors
+/// [`RunError::Setting`] for a device that cannot be opened.
+fn data_parallel(cfg: &RunConfig, device: &Device) -> Result<Shards, RunError> {
+    let mut devices = vec![device.clone()];
+    for &kind in cfg.devices.iter().skip(1) {
+        devices.push(autodiff_device(kind).map_err(|e| RunError::Setting {
+            key: "devices",
+            message: format!("{kind}: {e}"),
+        })?);
+    }
+    Shards::new(devices).map_err(|e| RunError::Setting {
+        key: "devices",
+        message: e.to_string(),
+    })
+}
+
 /// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
 ///
 /// # Errors
@@ -106,12 +127,14 @@ pub fn train_image_task<M: Scorer>(
     let steps_per_epoch = n.div_ceil(cfg.batch);
     let budget = cfg.epochs * steps_per_epoch;
     let hidden = ProgressBar::hidden();
+    let shards = data_parallel(cfg, device)?;
     let mut trainer = Trainer::new(cfg, &task_labels)?;
     let start_ctx = PeriodContext {
         train,
         device,
         cfg,
         bar: &hidden,
+        shards: &shards,
     };
     if !cfg.resume {
         trainer.start(&model, &start_ctx)?;
@@ -147,6 +170,7 @@ pub fn train_image_task<M: Scorer>(
         device,
         cfg,
         bar: &bar,
+        shards: &shards,
     };
     while st.steps_done < budget {
         let start = Instant::now();

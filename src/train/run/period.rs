@@ -11,6 +11,7 @@ use crate::pauc::sbcd::OuterDiagnostics;
 use crate::train::aucm::AucM;
 use crate::train::dro_pauc::{Sopa, SopaS, SotaS};
 use crate::train::mb_pauc::MiniBatchPauc;
+use crate::train::parallel::Shards;
 use crate::train::run::config::RunConfig;
 
 /// The per-sample CPU state of a method, as the checkpoint stores it.
@@ -62,4 +63,6 @@ pub(crate) struct PeriodContext<'a> {
     pub device: &'a Device,
     pub cfg: &'a RunConfig,
     pub bar: &'a ProgressBar,
+    /// The devices the batches are split over (data parallelism; the first is `device`).
+    pub shards: &'a Shards,
 }
