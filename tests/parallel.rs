@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use burn::module::Module;
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::tensor::{Device, Tensor};
 use rankrisk::backend::{BackendKind, autodiff_device};
@@ -219,10 +218,7 @@ fn data_parallel_training_matches_one_device_for_ce_mb_and_deep_admm() {
         let (a, b) = train_both(&start, &admm, &shards, 5);
         let d = max_rel(&a, &b);
         assert!(d < 1e-4, "{name}, deep ADMM: relative difference {d}");
-        assert!(
-            a != params(&start),
-            "{name}: the steps moved the model"
-        );
+        assert!(a != params(&start), "{name}: the steps moved the model");
     }
 }
 
