@@ -47,6 +47,27 @@ pub struct PairedTest {
     pub p_value: f64,
 }
 
+impl PairedTest {
+    /// The test of `difference` with standard error `std_error`: `z = difference / std_error`
+    /// (0 for no difference at all, infinite for a difference without spread) and its
+    /// two-sided normal p-value.
+    pub fn from_difference(difference: f64, std_error: f64) -> PairedTest {
+        let z = if std_error > 0.0 {
+            difference / std_error
+        } else if difference == 0.0 {
+            0.0
+        } else {
+            difference.signum() * f64::INFINITY
+        };
+        PairedTest {
+            difference,
+            std_error,
+            z,
+            p_value: two_sided(z),
+        }
+    }
+}
+
 /// The standard normal distribution function.
 pub fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
@@ -185,19 +206,7 @@ impl DeLong {
             + covariance(&self.v01, &other.v01) / self.v01.len() as f64;
         let difference = self.auc - other.auc;
         let std_error = (self.variance + other.variance - 2.0 * cov).max(0.0).sqrt();
-        let z = if std_error > 0.0 {
-            difference / std_error
-        } else if difference == 0.0 {
-            0.0
-        } else {
-            difference.signum() * f64::INFINITY
-        };
-        Ok(PairedTest {
-            difference,
-            std_error,
-            z,
-            p_value: two_sided(z),
-        })
+        Ok(PairedTest::from_difference(difference, std_error))
     }
 }
 
@@ -320,17 +329,5 @@ where
     let b = resampled(&[first, second], labels, boot, &stat)?;
     let diffs: Vec<f64> = b[0].iter().zip(&b[1]).map(|(x, y)| x - y).collect();
     let std_error = covariance(&diffs, &diffs).sqrt();
-    let z = if std_error > 0.0 {
-        difference / std_error
-    } else if difference == 0.0 {
-        0.0
-    } else {
-        difference.signum() * f64::INFINITY
-    };
-    Ok(PairedTest {
-        difference,
-        std_error,
-        z,
-        p_value: two_sided(z),
-    })
+    Ok(PairedTest::from_difference(difference, std_error))
 }
