@@ -139,6 +139,26 @@ pub enum BackendError {
          wgpu, ndarray, flex"
     )]
     CudaNotCompiled,
+    /// A remote device was asked for in a build without the `remote` feature.
+    #[error(
+        "remote devices are not compiled into this build: rebuild with `cargo build --release \
+         --features remote` (the README's \"Several machines\" says what it adds)"
+    )]
+    RemoteNotCompiled,
+    /// A remote device's address is not `ws://HOST:PORT`.
+    #[error("remote device '{0}': expected remote:ws://HOST:PORT")]
+    BadRemoteAddress(String),
+    /// The remote device's server could not be reached.
+    #[error("remote device {url}: {message} (is `rankrisk serve` running there?)")]
+    RemoteConnect {
+        /// The address dialed.
+        url: String,
+        /// Burn's connection error.
+        message: String,
+    },
+    /// The device server could not start.
+    #[error("cannot serve the device: {0}")]
+    Serve(String),
     /// `BURN_DEVICE` names none of the compiled backends.
     #[error("BURN_DEVICE: unknown backend '{0}': expected one of wgpu, ndarray, flex")]
     UnknownInEnv(String),

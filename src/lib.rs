@@ -7,7 +7,7 @@
 //!
 //! Layers, each importing only from the ones above it in this list (docs/ARCHITECTURE.md):
 //!
-//! 1. devices: [`backend`], [`bridge`];
+//! 1. devices: [`backend`], [`bridge`], [`remote`];
 //! 2. core math: [`vector`], [`spec`], [`loss`], [`weights`], [`regularizer`], [`pava`],
 //!    [`metrics`], [`plot`];
 //! 3. solvers: [`admm`] (rank-based, with its baselines), [`pauc`] (partial AUC, with its
@@ -26,6 +26,7 @@ pub mod pauc;
 pub mod pava;
 pub mod plot;
 pub mod regularizer;
+pub mod remote;
 pub mod spec;
 pub mod tasks;
 pub mod train;

@@ -555,6 +555,40 @@ mod train_config {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// Remote devices: a remote first device is refused (it would hold the model and the CPU
+    /// state); in a build without the `remote` feature every remote device and `rankrisk
+    /// serve` say how to get them.
+    #[test]
+    fn remote_devices_are_refused_clearly_where_they_cannot_run() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-remote-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("c.toml");
+        let compiled = cfg!(feature = "remote");
+        let first = "task = \"long-tailed\"\ndevices = [\"remote:ws://127.0.0.1:9\", \"flex\"]\n";
+        std::fs::write(&cfg, first).unwrap();
+        let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let expected = if compiled {
+            "first device"
+        } else {
+            "--features remote"
+        };
+        assert!(err.contains(expected), "{err}");
+        if !compiled {
+            let second = "task = \"long-tailed\"\ndevices = [\"flex\", \"remote:ws://h:1\"]\n";
+            std::fs::write(&cfg, second).unwrap();
+            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            assert_eq!(out.status.code(), Some(2));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("--features remote"));
+            let out = rankrisk(&["serve", "--port", "0"], &[], None);
+            assert_eq!(out.status.code(), Some(2));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--features remote"), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn train_runs_a_tabular_config_and_prints_the_table() {
         let dir = std::env::temp_dir().join(format!("rankrisk-train-cli-{}", std::process::id()));

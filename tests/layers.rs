@@ -15,7 +15,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The library's layers, lowest first: a file may import from its own layer or below.
 const LAYERS: [&[&str]; 6] = [
-    &["backend", "bridge"],
+    &["backend", "bridge", "remote"],
     &[
         "vector",
         "spec",

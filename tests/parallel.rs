@@ -145,14 +145,15 @@ fn device_sets() -> Vec<(&'static str, Vec<Device>)> {
 fn shards_split_rows_evenly_and_in_order() {
     let flex = autodiff_device(BackendKind::Flex).unwrap();
     let s = Shards::new(vec![flex.clone(), flex.clone(), flex]).unwrap();
-    assert_eq!(s.ranges(8), vec![0..3, 3..6, 6..8]);
-    assert_eq!(s.ranges(2), vec![0..1, 1..2]);
+    assert_eq!(s.rows(8), vec![vec![0, 3, 6], vec![1, 4, 7], vec![2, 5]]);
+    assert_eq!(s.rows(2), vec![vec![0], vec![1]]);
     assert!(Shards::new(Vec::new()).is_err());
     let host = source().host_batch(&[5, 1, 9, 2]).unwrap();
-    let part = host.rows(1..3);
-    assert_eq!(part.ids, vec![1, 9]);
-    assert_eq!(part.targets, host.targets[1..3].to_vec());
-    assert_eq!(part.pixels, host.pixels[9..27].to_vec());
+    let part = host.select(&[3, 1]);
+    assert_eq!(part.ids, vec![2, 1]);
+    assert_eq!(part.targets, vec![host.targets[3], host.targets[1]]);
+    assert_eq!(part.pixels[..9], host.pixels[27..36]);
+    assert_eq!(part.pixels[9..], host.pixels[9..18]);
 }
 
 #[test]
@@ -191,35 +192,58 @@ fn a_sharded_step_gives_the_one_device_gradient() {
     }
 }
 
+/// CE, MB and deep ADMM: 5 SGD steps over `shards` end where 5 steps on their first device do.
+fn check_training(name: &str, shards: &Shards) {
+    let labels = source().labels();
+    let start = model(shards.main());
+    let erm = Erm {
+        loss: Loss::Logistic,
+    };
+    let (a, b) = train_both(&start, &erm, shards, 5);
+    let d = max_rel(&a, &b);
+    assert!(d < 1e-4, "{name}, CE: relative difference {d}");
+    let mb = MiniBatchPauc {
+        alpha: 0.05,
+        beta: 0.5,
+        loss: PairLoss::Logistic,
+    };
+    let (a, b) = train_both(&start, &mb, shards, 5);
+    let d = max_rel(&a, &b);
+    assert!(d < 1e-4, "{name}, MB: relative difference {d}");
+    let mut admm =
+        DeepAdmm::new(DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }, 0.0), &labels).unwrap();
+    // The z-step at the start: the state both copies continue from.
+    admm.outer_step(&vec![0.1; labels.len()]).unwrap();
+    let (a, b) = train_both(&start, &admm, shards, 5);
+    let d = max_rel(&a, &b);
+    assert!(d < 1e-4, "{name}, deep ADMM: relative difference {d}");
+    assert!(a != params(&start), "{name}: the steps moved the model");
+}
+
 #[test]
 fn data_parallel_training_matches_one_device_for_ce_mb_and_deep_admm() {
-    let labels = source().labels();
     for (name, devices) in device_sets() {
-        let shards = Shards::new(devices).unwrap();
-        let start = model(shards.main());
-        let erm = Erm {
-            loss: Loss::Logistic,
-        };
-        let (a, b) = train_both(&start, &erm, &shards, 5);
-        let d = max_rel(&a, &b);
-        assert!(d < 1e-4, "{name}, CE: relative difference {d}");
-        let mb = MiniBatchPauc {
-            alpha: 0.05,
-            beta: 0.5,
-            loss: PairLoss::Logistic,
-        };
-        let (a, b) = train_both(&start, &mb, &shards, 5);
-        let d = max_rel(&a, &b);
-        assert!(d < 1e-4, "{name}, MB: relative difference {d}");
-        let mut admm =
-            DeepAdmm::new(DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }, 0.0), &labels).unwrap();
-        // The z-step at the start: the state both copies continue from.
-        admm.outer_step(&vec![0.1; labels.len()]).unwrap();
-        let (a, b) = train_both(&start, &admm, &shards, 5);
-        let d = max_rel(&a, &b);
-        assert!(d < 1e-4, "{name}, deep ADMM: relative difference {d}");
-        assert!(a != params(&start), "{name}: the steps moved the model");
+        check_training(name, &Shards::new(devices).unwrap());
     }
+}
+
+/// A device served by `rankrisk serve`'s server on loopback (Burn's remote device over
+/// WebSocket) as the second shard: the same training as on one device.
+#[cfg(feature = "remote")]
+#[test]
+fn a_remote_device_on_loopback_trains_like_one_device() {
+    use rankrisk::remote::{DeviceSpec, autodiff_device_of, serve};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    // Serves until the test process ends.
+    std::thread::spawn(move || serve(BackendKind::Flex, listener));
+    let remote = autodiff_device_of(&DeviceSpec::Remote(url)).unwrap();
+    let flex = autodiff_device(BackendKind::Flex).unwrap();
+    check_training(
+        "flex + remote flex",
+        &Shards::new(vec![flex, remote]).unwrap(),
+    );
 }
 
 /// AGD-SBCD with its blocks split over the shards: the scores of a block are gathered for the

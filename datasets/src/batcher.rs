@@ -136,19 +136,27 @@ pub struct HostBatch {
 }
 
 impl HostBatch {
-    /// The samples `rows` of the batch (a shard for data-parallel training).
+    /// The samples at positions `rows` of the batch, in that order (a shard for data-parallel
+    /// training).
     ///
     /// # Panics
-    /// If `rows` reaches past the batch.
-    pub fn rows(&self, rows: std::ops::Range<usize>) -> HostBatch {
+    /// If a position is past the batch.
+    pub fn select(&self, rows: &[usize]) -> HostBatch {
         let [_, c, h, w] = self.shape;
         let per = c * h * w;
+        let t = self.tasks;
         HostBatch {
-            pixels: self.pixels[rows.start * per..rows.end * per].to_vec(),
+            pixels: rows
+                .iter()
+                .flat_map(|&r| self.pixels[r * per..(r + 1) * per].iter().copied())
+                .collect(),
             shape: [rows.len(), c, h, w],
-            targets: self.targets[rows.start * self.tasks..rows.end * self.tasks].to_vec(),
-            tasks: self.tasks,
-            ids: self.ids[rows].to_vec(),
+            targets: rows
+                .iter()
+                .flat_map(|&r| self.targets[r * t..(r + 1) * t].iter().copied())
+                .collect(),
+            tasks: t,
+            ids: rows.iter().map(|&r| self.ids[r]).collect(),
         }
     }
 

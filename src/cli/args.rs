@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::{BackendError, BackendKind};
 use crate::pauc::sbcd::DualInit;
+use crate::remote::DeviceSpec;
 use crate::tasks::chexpert::ChexpertTask;
 use crate::tasks::long_tailed::{LongTailedTask, LtData};
 use crate::tasks::tabular::TabularTask;
@@ -114,11 +115,12 @@ pub struct TrainingArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub backend: BackendArg,
-    /// Data-parallel devices, comma-separated (`flex,flex`, `wgpu,flex`, `cuda:0,cuda:1`): each
-    /// batch is split over them, the objective's state stays one; the first is the run's
+    /// Data-parallel devices, comma-separated (`flex,flex`, `wgpu,flex`, `cuda:0,cuda:1`,
+    /// `flex,remote:ws://HOST:PORT` with the `remote` feature): each batch is split over them,
+    /// the objective's state stays one; the first, a backend of this machine, is the run's
     /// backend (it overrides `--backend`).
     #[arg(long, value_delimiter = ',')]
-    pub devices: Vec<BackendKind>,
+    pub devices: Vec<DeviceSpec>,
     /// Seed of the split, the initialization, the samplers and the augmentation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -190,8 +192,8 @@ pub trait ImageArgs {
     /// As [`ImageTask::run`]; an unknown `BURN_DEVICE`.
     fn run(&self) -> Result<RunSummary, TaskError> {
         let backend = match self.training().devices.first() {
-            Some(&first) => first,
-            None => self.training().backend.resolve()?,
+            Some(&DeviceSpec::Local(first)) => first,
+            _ => self.training().backend.resolve()?,
         };
         self.task().run(&self.run_config(), backend)
     }

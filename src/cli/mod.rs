@@ -15,10 +15,12 @@ pub mod fit_pauc;
 pub mod grid;
 pub mod metrics;
 pub mod pava;
+pub mod serve;
 pub mod smoke;
 pub mod train;
 
 use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
+use crate::remote::DeviceSpec;
 
 /// Rank-based losses and partial-AUC objectives on Burn (wgpu, ndarray, flex).
 #[derive(Debug, Parser)]
@@ -51,6 +53,9 @@ pub enum Command {
     /// AUC, pAUC (ours, McClish, two-way) with confidence intervals for the score columns of a
     /// CSV file, and paired comparisons of the columns (DeLong, bootstrap).
     Metrics(Box<metrics::MetricsArgs>),
+    /// Host this machine's device for data-parallel runs elsewhere (`--devices
+    /// ...,remote:ws://HOST:PORT`; build with the `remote` feature).
+    Serve(serve::ServeArgs),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
     Smoke(smoke::SmokeArgs),
@@ -68,6 +73,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::FitPauc(args) => fit_pauc::run(&args),
         Command::FitSorr(args) => fit_pauc::run_sorr(&args),
         Command::Smoke(args) => smoke::run_command(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::run(&args),
         Command::Metrics(args) => metrics::run(&args),
@@ -93,6 +99,15 @@ fn info() {
         );
     } else {
         println!("cuda: not compiled into this build (cargo build --release --features cuda)");
+    }
+    if DeviceSpec::REMOTE_COMPILED {
+        println!(
+            "remote devices: compiled in (rankrisk serve; --devices ...,remote:ws://HOST:PORT)"
+        );
+    } else {
+        println!(
+            "remote devices: not compiled into this build (cargo build --release --features remote)"
+        );
     }
     match BackendKind::from_env() {
         Ok(Some(kind)) => println!("{BACKEND_ENV}={kind} (used when --backend is not given)"),

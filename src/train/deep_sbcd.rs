@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::ops::Range;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
@@ -138,15 +137,12 @@ where
         let forward = &mut self.forward;
         let (pass, cpu) = self
             .shards
-            .forward(
-                v,
-                ids.len(),
-                |m: &M, rows: Range<usize>, device: &Device| {
-                    let s = forward(m, &ids[rows], device)?;
-                    let n = s.dims()[0];
-                    Ok(s.reshape([n, 1]))
-                },
-            )
+            .forward(v, ids.len(), |m: &M, rows: &[usize], device: &Device| {
+                let shard: Vec<usize> = rows.iter().map(|&r| ids[r]).collect();
+                let s = forward(m, &shard, device)?;
+                let n = s.dims()[0];
+                Ok(s.reshape([n, 1]))
+            })
             .map_err(caller_error::<E>)?;
         self.last = Some(pass);
         Ok(cpu)

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::BackendKind;
 use crate::metrics::RankRange;
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
+use crate::remote::DeviceSpec;
 use crate::train::run::error::RunError;
 
 /// The training method.
@@ -96,11 +96,11 @@ pub struct RunConfig {
     /// (0: none).
     #[serde(default = "defaults::bootstrap")]
     pub bootstrap: usize,
-    /// Data-parallel devices (the model lives on the run's device, the first of them; each
-    /// batch is split over all of them, the objective's state stays one); empty or one entry:
-    /// one device.
+    /// Data-parallel devices (the model lives on the run's device, the first of them, a backend
+    /// of this machine; each batch is split over all of them, remote ones included; the
+    /// objective's state stays one); empty or one entry: one device.
     #[serde(default)]
-    pub devices: Vec<BackendKind>,
+    pub devices: Vec<DeviceSpec>,
     /// FPR range start.
     pub alpha: f64,
     /// FPR range end.
@@ -164,6 +164,15 @@ impl RunConfig {
                 };
                 return bad(key, format!("must be {allowed}, got {value}"));
             }
+        }
+        if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
+            return bad(
+                "devices",
+                format!(
+                    "the first device holds the model, the optimizer and the CPU state, so it \
+                     must be a backend of this machine, not remote:{url}"
+                ),
+            );
         }
         Ok(())
     }

@@ -29,8 +29,8 @@ use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::autodiff_device;
 use crate::metrics::ci::Bootstrap;
+use crate::remote::{DeviceSpec, autodiff_device_of};
 use crate::train::checkpoint;
 use crate::train::parallel::Shards;
 use crate::train::run::evaluate::{column, evaluate_point};
@@ -78,22 +78,26 @@ fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
 }
 
 /// The devices of a run: `device` (the model's) and the autodiff devices of `cfg.devices`
-/// after the first (data parallelism), or `device` alone.
+/// after the first (data parallelism, remote devices connected here), or `device` alone.
 ///
 /// # Errors
-/// [`RunError::Setting`] for a device that cannot be opened.
+/// [`RunError::Setting`] for a device that cannot be opened or reached, or a remote first
+/// device.
 fn data_parallel(cfg: &RunConfig, device: &Device) -> Result<Shards, RunError> {
-    let mut devices = vec![device.clone()];
-    for &kind in cfg.devices.iter().skip(1) {
-        devices.push(autodiff_device(kind).map_err(|e| RunError::Setting {
-            key: "devices",
-            message: format!("{kind}: {e}"),
-        })?);
-    }
-    Shards::new(devices).map_err(|e| RunError::Setting {
+    let setting = |message: String| RunError::Setting {
         key: "devices",
-        message: e.to_string(),
-    })
+        message,
+    };
+    if let Some(DeviceSpec::Remote(url)) = cfg.devices.first() {
+        return Err(setting(format!(
+            "the first device must be a backend of this machine, not remote:{url}"
+        )));
+    }
+    let mut devices = vec![device.clone()];
+    for spec in cfg.devices.iter().skip(1) {
+        devices.push(autodiff_device_of(spec).map_err(|e| setting(format!("{spec}: {e}")))?);
+    }
+    Shards::new(devices).map_err(|e| setting(e.to_string()))
 }
 
 /// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
