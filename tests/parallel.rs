@@ -147,6 +147,14 @@ fn shards_split_rows_evenly_and_in_order() {
     let s = Shards::new(vec![flex.clone(), flex.clone(), flex]).unwrap();
     assert_eq!(s.rows(8), vec![vec![0, 3, 6], vec![1, 4, 7], vec![2, 5]]);
     assert_eq!(s.rows(2), vec![vec![0], vec![1]]);
+    // A class-ordered batch (16 positives, then 16 negatives, as the dual sampler assembles
+    // it): every shard holds both classes in the batch's proportion, so batch norm does not
+    // normalize one class apart from the other.
+    let two = Shards::new(vec![s.main().clone(), s.main().clone()]).unwrap();
+    for shard in two.rows(32) {
+        assert_eq!(shard.iter().filter(|&&r| r < 16).count(), 8, "{shard:?}");
+        assert_eq!(shard.len(), 16);
+    }
     assert!(Shards::new(Vec::new()).is_err());
     let host = source().host_batch(&[5, 1, 9, 2]).unwrap();
     let part = host.select(&[3, 1]);
