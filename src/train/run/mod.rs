@@ -30,7 +30,7 @@ use rankrisk_models::Scorer;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::ci::Bootstrap;
-use crate::remote::{DeviceSpec, autodiff_device_of};
+use crate::remote::autodiff_device_of;
 use crate::train::checkpoint;
 use crate::train::parallel::Shards;
 use crate::train::run::evaluate::{column, evaluate_point};
@@ -79,20 +79,15 @@ fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
 
 /// The devices of a run: `device` (the model's) and the autodiff devices of `cfg.devices`
 /// after the first (data parallelism, remote devices connected here), or `device` alone.
+/// ([`RunConfig::validate`] has refused a remote first device.)
 ///
 /// # Errors
-/// [`RunError::Setting`] for a device that cannot be opened or reached, or a remote first
-/// device.
+/// [`RunError::Setting`] for a device that cannot be opened or reached.
 fn data_parallel(cfg: &RunConfig, device: &Device) -> Result<Shards, RunError> {
     let setting = |message: String| RunError::Setting {
         key: "devices",
         message,
     };
-    if let Some(DeviceSpec::Remote(url)) = cfg.devices.first() {
-        return Err(setting(format!(
-            "the first device must be a backend of this machine, not remote:{url}"
-        )));
-    }
     let mut devices = vec![device.clone()];
     for spec in cfg.devices.iter().skip(1) {
         devices.push(autodiff_device_of(spec).map_err(|e| setting(format!("{spec}: {e}")))?);
