@@ -335,6 +335,19 @@ fn fit_pauc_writes_json_and_refuses_bad_input() {
 mod train_config {
     use super::rankrisk;
     use rankrisk::cli::train::{DEFAULT_CONFIG, Run, parse_config, parse_plan, to_toml};
+    use std::process::Output;
+
+    /// `rankrisk train --dry-run` on a config file `c.toml` holding `text`, in a scratch folder
+    /// named after `tag` (removed afterwards).
+    fn dry_run(tag: &str, text: &str) -> Output {
+        let dir = std::env::temp_dir().join(format!("rankrisk-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("c.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+        std::fs::remove_dir_all(&dir).ok();
+        out
+    }
 
     #[test]
     fn the_resolved_config_reads_back_to_the_same_runs() {
@@ -494,9 +507,6 @@ mod train_config {
 
     #[test]
     fn dry_run_refuses_what_training_would_refuse() {
-        let dir = std::env::temp_dir().join(format!("rankrisk-dry-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = dir.join("c.toml");
         for (text, needle) in [
             (
                 "task = \"long-tailed\"\nalpha = 0.6\nbeta = 0.2\n",
@@ -515,8 +525,7 @@ mod train_config {
                 "imbalance: must be in (0, 1]",
             ),
         ] {
-            std::fs::write(&cfg, text).unwrap();
-            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            let out = dry_run("dry", text);
             assert_eq!(out.status.code(), Some(2), "{text}");
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(
@@ -525,22 +534,17 @@ mod train_config {
             );
             assert!(out.stdout.is_empty(), "{text}: printed a config");
         }
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// This build has no CUDA backend (CI builds without the `cuda` feature): asking for it,
     /// as the backend or among the data-parallel devices, is a clear exit 2.
     #[test]
     fn cuda_in_a_build_without_it_says_how_to_get_it() {
-        let dir = std::env::temp_dir().join(format!("rankrisk-cuda-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = dir.join("c.toml");
         for text in [
             "task = \"long-tailed\"\nbackend = \"cuda\"\n",
             "task = \"long-tailed\"\ndevices = [\"flex\", \"cuda:1\"]\n",
         ] {
-            std::fs::write(&cfg, text).unwrap();
-            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            let out = dry_run("cuda", text);
             assert_eq!(out.status.code(), Some(2), "{text}");
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(err.contains("--features cuda"), "{text}: {err}");
@@ -552,7 +556,6 @@ mod train_config {
         let out = rankrisk(&["info"], &[], None);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("cuda: not compiled"), "{text}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Remote devices: a remote first device is refused (it would hold the model and the CPU
@@ -560,13 +563,9 @@ mod train_config {
     /// serve` say how to get them.
     #[test]
     fn remote_devices_are_refused_clearly_where_they_cannot_run() {
-        let dir = std::env::temp_dir().join(format!("rankrisk-remote-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = dir.join("c.toml");
         let compiled = cfg!(feature = "remote");
         let first = "task = \"long-tailed\"\ndevices = [\"remote:ws://127.0.0.1:9\", \"flex\"]\n";
-        std::fs::write(&cfg, first).unwrap();
-        let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+        let out = dry_run("remote", first);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         let expected = if compiled {
@@ -577,8 +576,7 @@ mod train_config {
         assert!(err.contains(expected), "{err}");
         if !compiled {
             let second = "task = \"long-tailed\"\ndevices = [\"flex\", \"remote:ws://h:1\"]\n";
-            std::fs::write(&cfg, second).unwrap();
-            let out = rankrisk(&["train", "--dry-run", cfg.to_str().unwrap()], &[], None);
+            let out = dry_run("remote", second);
             assert_eq!(out.status.code(), Some(2));
             assert!(String::from_utf8_lossy(&out.stderr).contains("--features remote"));
             let out = rankrisk(&["serve", "--port", "0"], &[], None);
@@ -586,7 +584,6 @@ mod train_config {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(err.contains("--features remote"), "{err}");
         }
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
