@@ -8,7 +8,7 @@
 //! Layers, each importing only from the ones above it in this list (docs/ARCHITECTURE.md):
 //!
 //! 1. devices: [`backend`], [`bridge`], [`remote`];
-//! 2. core math: [`vector`], [`spec`], [`loss`], [`weights`], [`regularizer`], [`pava`],
+//! 2. core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`], [`regularizer`], [`pava`],
 //!    [`metrics`], [`plot`];
 //! 3. solvers: [`admm`] (rank-based, with its baselines), [`pauc`] (partial AUC, with its
 //!    baselines);
@@ -22,6 +22,7 @@ pub mod bridge;
 pub mod cli;
 pub mod loss;
 pub mod metrics;
+pub mod order;
 pub mod pauc;
 pub mod pava;
 pub mod plot;

@@ -21,6 +21,7 @@
 //!   and the better kept, which satisfies the first-order condition (11).
 
 use crate::loss::Loss;
+use crate::order::ascending;
 use crate::weights::{Sigma, constant_support};
 
 /// Why the PAVA refused its input.
@@ -160,7 +161,7 @@ impl Pava {
         self.order
             .extend(m.iter().enumerate().map(|(i, &v)| (v, i as u32)));
         self.order
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            .sort_unstable_by(|a, b| ascending(&a.0, &b.0).then(a.1.cmp(&b.1)));
         self.m_sorted.clear();
         self.m_sorted.extend(self.order.iter().map(|p| p.0));
         self.z_sorted.clear();

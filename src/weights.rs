@@ -121,7 +121,7 @@ impl Sigma {
     /// `Omega(z) = sum_i sigma_i l(z_[i])` (eq. 9), sorting a copy of `z` ascending.
     pub fn rank_loss(&self, loss: &crate::loss::Loss, z: &[f64]) -> f64 {
         let mut sorted = z.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        sorted.sort_by(crate::order::ascending);
         self.rank_loss_sorted(loss, &sorted)
     }
 

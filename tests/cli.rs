@@ -143,6 +143,40 @@ fn pava_bad_inputs_are_exit_2() {
 }
 
 #[test]
+fn metrics_counts_signed_zeros_as_ties() {
+    // The six rows: three positives, three negatives, every score 0.0 or -0.0.
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-zeros-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("zeros.csv");
+    std::fs::write(
+        &csv,
+        "label,score\n1,0.0\n0,-0.0\n1,-0.0\n0,0.0\n1,0.0\n0,-0.0\n",
+    )
+    .unwrap();
+    let out = rankrisk(
+        &["metrics", csv.to_str().unwrap(), "--min-tpr", "0.5"],
+        &[],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| score |"))
+        .expect("a row for the column");
+    // AUC with its DeLong interval, pAUC (bootstrap), McClish pAUC, two-way pAUC.
+    assert!(
+        row.contains("| 0.5000 [0.5000, 0.5000] | 0.5000 [0.5000, 0.5000] | 0.5000 | 0.5000 |"),
+        "{row}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn fit_linear_writes_the_documented_json() {
     let dir = std::env::temp_dir().join(format!("rankrisk-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -18,6 +18,7 @@ const LAYERS: [&[&str]; 6] = [
     &["backend", "bridge", "remote"],
     &[
         "vector",
+        "order",
         "spec",
         "loss",
         "weights",

@@ -186,3 +186,125 @@ fn the_bootstrap_agrees_with_delong_and_is_reproducible() {
         .is_err()
     );
 }
+
+/// 400 scores on a grid of tenths (11 at zero, 8 of them `-0.0`) with 122 positives, from a
+/// 64-bit LCG that the Python script repeats exactly (`k / 10.0` is the same double in both).
+fn signed_zero_sample() -> (Vec<f64>, Vec<f64>) {
+    let mut x: u64 = 7;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x
+    };
+    let (mut s, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..400 {
+        let (a, b) = (next(), next());
+        let (u, v) = (
+            (a >> 11) as f64 / 2f64.powi(53),
+            (b >> 11) as f64 / 2f64.powi(53),
+        );
+        let positive = v < 0.3;
+        let k = (u * 21.0) as i64 - 10 + if positive { 4 } else { 0 };
+        let score = if k == 0 && (a >> 20) & 1 == 1 {
+            -0.0
+        } else {
+            k as f64 / 10.0
+        };
+        s.push(score);
+        y.push(if positive { 1.0 } else { -1.0 });
+    }
+    (s, y)
+}
+
+/// Every metric of the library on `s`, in one vector.
+fn all_metrics(s: &[f64], y: &[f64]) -> Vec<f64> {
+    let d = DeLong::new(s, y).unwrap();
+    let ci = d.interval(0.95).unwrap();
+    let boot = Bootstrap {
+        resamples: 200,
+        ..Bootstrap::default()
+    };
+    let b = bootstrap_interval(s, y, &boot, |s, y| pauc(s, y, 0.05, 0.5)).unwrap();
+    let mut out = vec![
+        auc(s, y).unwrap(),
+        pauc(s, y, 0.05, 0.5).unwrap(),
+        pauc(s, y, 0.0, 0.3).unwrap(),
+        rankrisk::metrics::pauc_roc_area(s, y, 0.1, 0.4).unwrap(),
+        rankrisk::metrics::two_way_pauc(s, y, 0.2, 0.6).unwrap(),
+        mcclish_pauc(s, y, 0.3).unwrap(),
+        libauc_two_way_pauc(s, y, 0.2, 0.6).unwrap(),
+        d.auc,
+        d.variance,
+        ci.lower,
+        ci.upper,
+        b.lower,
+        b.upper,
+    ];
+    for p in rankrisk::metrics::roc_curve(s, y).unwrap() {
+        out.extend([p.fpr, p.tpr, p.threshold]);
+    }
+    out
+}
+
+#[test]
+fn signed_zeros_are_ties_in_every_metric() {
+    // The six rows: every score 0.0 or -0.0, a constant scorer.
+    let s = [0.0, -0.0, -0.0, 0.0, 0.0, -0.0];
+    let y = [1.0, -1.0, 1.0, -1.0, 1.0, -1.0];
+    for (what, v) in [
+        ("auc", auc(&s, &y).unwrap()),
+        ("pauc", pauc(&s, &y, 0.05, 0.5).unwrap()),
+        // scikit-learn roc_auc_score(max_fpr=0.5): 0.5, the diagonal's McClish value.
+        ("mcclish", mcclish_pauc(&s, &y, 0.5).unwrap()),
+        // LibAUC's pauc_roc_score(max_fpr=0.5, min_tpr=0.5): all selected pairs tied.
+        ("two-way", libauc_two_way_pauc(&s, &y, 0.5, 0.5).unwrap()),
+        (
+            "two-way area",
+            rankrisk::metrics::two_way_pauc(&s, &y, 0.5, 0.5).unwrap(),
+        ),
+    ] {
+        close(v, 0.5, 1e-12, what);
+    }
+    let d = DeLong::new(&s, &y).unwrap();
+    assert_eq!((d.auc, d.variance), (0.5, 0.0));
+    let ci = d.interval(0.95).unwrap();
+    assert_eq!((ci.lower, ci.upper), (0.5, 0.5));
+    // One ROC step from (0, 0) to (1, 1) at the threshold 0 (printed without a sign).
+    let roc = rankrisk::metrics::roc_curve(&s, &y).unwrap();
+    assert_eq!(roc.len(), 2);
+    assert_eq!((roc[1].fpr, roc[1].tpr), (1.0, 1.0));
+    assert!(roc[1].threshold == 0.0 && roc[1].threshold.is_sign_positive());
+
+    // 400 rows with signed zeros among other tied tenths: scikit-learn 1.x and the DeLong
+    // formula (numpy, brute force over pairs) on the same arrays.
+    let (s, y) = signed_zero_sample();
+    assert_eq!(
+        s.iter()
+            .filter(|v| **v == 0.0 && v.is_sign_negative())
+            .count(),
+        8
+    );
+    close(auc(&s, &y).unwrap(), 0.6384744663285764, 1e-12, "auc");
+    close(
+        mcclish_pauc(&s, &y, 0.3).unwrap(),
+        0.5838650969292069,
+        1e-12,
+        "mcclish",
+    );
+    close(
+        libauc_two_way_pauc(&s, &y, 0.2, 0.6).unwrap(),
+        0.31247708664304047,
+        1e-12,
+        "two-way",
+    );
+    let d = DeLong::new(&s, &y).unwrap();
+    close(d.variance, 0.0008612613263268311, 1e-12, "delong variance");
+    // Replacing -0.0 by 0.0 changes no figure, to the last bit.
+    let plus: Vec<f64> = s.iter().map(|&v| if v == 0.0 { 0.0 } else { v }).collect();
+    let (a, b) = (all_metrics(&s, &y), all_metrics(&plus, &y));
+    assert_eq!(a.len(), b.len());
+    for (i, (u, v)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(u.to_bits(), v.to_bits(), "metric {i}: {u} vs {v}");
+    }
+}

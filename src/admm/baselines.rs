@@ -23,6 +23,7 @@ use rand::{Rng, SeedableRng};
 use crate::admm::error::AdmmError;
 use crate::admm::linear::LinearData;
 use crate::loss::Loss;
+use crate::order::{ascending, descending};
 use crate::regularizer::Regularizer;
 use crate::vector::dot;
 use crate::weights::{Sigma, Weights};
@@ -153,7 +154,7 @@ impl Problem<'_> {
 fn rank_weights(sigma: &Sigma, u: &[f64], order: &mut Vec<usize>) -> Vec<f64> {
     order.clear();
     order.extend(0..u.len());
-    order.sort_by(|&a, &b| u[a].total_cmp(&u[b]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| ascending(&u[a], &u[b]).then(a.cmp(&b)));
     let mut weight = vec![0.0; u.len()];
     for (rank, &i) in order.iter().enumerate() {
         weight[i] = sigma.weight(rank, u[i]);
@@ -322,7 +323,7 @@ pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult
     let top = |u: &[f64], count: usize, order: &mut Vec<usize>| -> Vec<usize> {
         order.clear();
         order.extend(0..u.len());
-        order.sort_by(|&a, &b| u[b].total_cmp(&u[a]).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| descending(&u[a], &u[b]).then(a.cmp(&b)));
         order[..count].to_vec()
     };
     let mut g = vec![0.0; d];

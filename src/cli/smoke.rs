@@ -15,6 +15,7 @@ use crate::backend::{BackendError, BackendKind, autodiff_device};
 use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::cli::args::BackendArg;
 use crate::loss::Loss;
+use crate::metrics::accuracy;
 use crate::train::objective::{Erm, Objective, TrainError};
 
 /// Failure of the smoke run.
@@ -98,17 +99,12 @@ pub fn run(
     let ms_per_step = start.elapsed().as_secs_f64() * 1e3 / steps.max(1) as f64;
     let cpu = scores_to_cpu(model.forward(x))?;
     let (final_loss, _) = logistic(&cpu, &data.y)?;
-    let correct = cpu
-        .iter()
-        .zip(&data.y)
-        .filter(|(s, y)| s.signum() == y.signum())
-        .count();
     Ok(SmokeReport {
         backend: kind,
         dataset: data.name.clone(),
         initial_loss: if steps == 0 { final_loss } else { initial_loss },
         final_loss,
-        accuracy: correct as f64 / data.n() as f64,
+        accuracy: accuracy(&cpu, &data.y),
         steps,
         ms_per_step,
     })

@@ -12,6 +12,8 @@
 
 use std::cmp::Ordering;
 
+use crate::order::{ascending, descending};
+
 /// Why a metric could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetricError {
@@ -152,8 +154,8 @@ impl RankRange {
 /// For each negative score sorted descending, the credit `#{pos > s} + #{pos = s} / 2` from the
 /// positives, computed by one merge over the sorted positives.
 fn credits_desc(pos: &mut [f64], neg: &mut [f64]) -> Vec<f64> {
-    pos.sort_by(|a, b| b.total_cmp(a));
-    neg.sort_by(|a, b| b.total_cmp(a));
+    pos.sort_by(descending);
+    neg.sort_by(descending);
     let mut out = Vec::with_capacity(neg.len());
     let (mut above, mut equal_end) = (0usize, 0usize);
     for &s in neg.iter() {
@@ -217,7 +219,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
         .map(|&s| (s, true))
         .chain(neg.iter().map(|&s| (s, false)))
         .collect();
-    all.sort_by(|a, b| b.0.total_cmp(&a.0));
+    all.sort_by(|a, b| descending(&a.0, &b.0));
     let mut points = vec![RocPoint {
         fpr: 0.0,
         tpr: 0.0,
@@ -227,7 +229,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
     let mut i = 0;
     while i < all.len() {
         let s = all[i].0;
-        while i < all.len() && all[i].0.total_cmp(&s) == Ordering::Equal {
+        while i < all.len() && ascending(&all[i].0, &s) == Ordering::Equal {
             if all[i].1 {
                 tp += 1.0;
             } else {
@@ -238,7 +240,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
         points.push(RocPoint {
             fpr: fp / nn,
             tpr: tp / np,
-            threshold: s,
+            threshold: crate::order::canonical(s),
         });
     }
     Ok(points)
@@ -290,8 +292,8 @@ pub fn two_way_pauc(
     check_range(tpr_min, 1.0)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
-    pos.sort_by(f64::total_cmp); // ascending: lowest-scored positives first
-    neg.sort_by(|a, b| b.total_cmp(a)); // descending: highest-scored negatives first
+    pos.sort_by(ascending); // ascending: lowest-scored positives first
+    neg.sort_by(descending); // descending: highest-scored negatives first
     let (kp, kn) = ((1.0 - tpr_min) * np, fpr_max * nn);
     let weight = |j: usize, k: f64| (k.min((j + 1) as f64) - j as f64).clamp(0.0, 1.0);
     let mut total = 0.0;
@@ -305,7 +307,7 @@ pub fn two_way_pauc(
             if wn == 0.0 {
                 break;
             }
-            let credit = match sp.total_cmp(&sn) {
+            let credit = match ascending(&sp, &sn) {
                 Ordering::Greater => 1.0,
                 Ordering::Equal => 0.5,
                 Ordering::Less => 0.0,

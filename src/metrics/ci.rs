@@ -20,6 +20,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::auc::{MetricError, split_checked};
+use crate::order::ascending;
 
 /// An estimate with a two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -109,11 +110,11 @@ fn two_sided(z: f64) -> f64 {
 fn components(pos: &[f64], neg: &[f64]) -> (Vec<f64>, Vec<f64>) {
     // Sorted copies and counts by binary search: O((N+ + N-) log).
     let mut sn = neg.to_vec();
-    sn.sort_by(f64::total_cmp);
+    sn.sort_by(ascending);
     let mut sp = pos.to_vec();
-    sp.sort_by(f64::total_cmp);
-    let below = |sorted: &[f64], x: f64| sorted.partition_point(|v| v.total_cmp(&x).is_lt());
-    let upto = |sorted: &[f64], x: f64| sorted.partition_point(|v| v.total_cmp(&x).is_le());
+    sp.sort_by(ascending);
+    let below = |sorted: &[f64], x: f64| sorted.partition_point(|v| ascending(v, &x).is_lt());
+    let upto = |sorted: &[f64], x: f64| sorted.partition_point(|v| ascending(v, &x).is_le());
     let v10 = pos
         .iter()
         .map(|&x| {
@@ -301,7 +302,7 @@ where
     z_of_level(boot.level)?;
     let estimate = stat(scores, labels)?;
     let mut b = resampled(&[scores], labels, boot, &stat)?.remove(0);
-    b.sort_by(f64::total_cmp);
+    b.sort_by(ascending);
     let tail = (1.0 - boot.level) / 2.0;
     Ok(Interval {
         estimate,

@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 
 use super::auc::{MetricError, auc, pauc_roc_area};
+use crate::order::{ascending, descending};
 
 /// The McClish-standardized partial AUC over FPR `[0, beta]`:
 /// `1/2 (1 + (A - beta^2 / 2) / (beta - beta^2 / 2))` with `A` the area under the ROC curve
@@ -78,12 +79,12 @@ pub fn libauc_two_way_pauc(
         .collect();
     let keep = |n: usize, share: f64| (round_half_even(n as f64 * share) as usize).clamp(1, n);
     let (kp, kn) = (keep(pos.len(), 1.0 - min_tpr), keep(neg.len(), max_fpr));
-    pos.sort_by(f64::total_cmp);
-    neg.sort_by(|a, b| b.total_cmp(a));
+    pos.sort_by(ascending);
+    neg.sort_by(descending);
     let mut credit = 0.0;
     for &sp in &pos[..kp] {
         for &sn in &neg[..kn] {
-            credit += match sp.total_cmp(&sn) {
+            credit += match ascending(&sp, &sn) {
                 Ordering::Greater => 1.0,
                 Ordering::Equal => 0.5,
                 Ordering::Less => 0.0,

@@ -12,6 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::metrics::RankRange;
+use crate::order::descending;
 use crate::pauc::error::PaucError;
 use crate::spec::{SpecError, SpecKind};
 
@@ -102,7 +103,7 @@ pub fn objective_and_score_grad(
         return Err(PaucError::NonFiniteScore { index, value });
     }
     let mut order: Vec<usize> = (0..neg.len()).collect();
-    order.sort_by(|&a, &b| neg[b].total_cmp(&neg[a]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| descending(&neg[a], &neg[b]).then(a.cmp(&b)));
     let norm = pos.len() as f64 * (range.hi - range.lo);
     let mut value = 0.0;
     let mut g_pos = vec![0.0; pos.len()];
@@ -141,7 +142,7 @@ pub fn sorr(losses: &[f64], m: usize, n: usize) -> Result<f64, PaucError> {
         return Err(PaucError::NonFiniteScore { index, value });
     }
     let mut sorted = losses.to_vec();
-    sorted.sort_by(|a, b| b.total_cmp(a));
+    sorted.sort_by(descending);
     Ok(sorted[m..n].iter().sum())
 }
 

@@ -12,6 +12,7 @@ use rand::seq::index::sample;
 
 use rankrisk_datasets::tabular::row_scores;
 
+use crate::order::descending;
 use crate::pauc::error::PaucError;
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::vector::dot;
@@ -99,7 +100,7 @@ pub fn exact_duals(loss: PairLoss, pos_scores: &[f64], neg_scores: &[f64], level
                 *p = loss.value(sp - sn);
             }
             // Descending order: the k-th largest (1-based) sits at index k - 1.
-            pair.sort_unstable_by(|a, b| b.total_cmp(a));
+            pair.sort_unstable_by(descending);
             let whole = level.floor();
             let k = whole as usize;
             if level > whole {

@@ -10,6 +10,7 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
 use crate::loss::Loss;
+use crate::order::descending;
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::prox_update;
 use crate::vector::dot;
@@ -102,7 +103,7 @@ impl SorrProblem<'_> {
     fn top_subgradient(&self, w: &[f64], l: usize) -> Vec<f64> {
         let s = self.losses(w);
         let mut order: Vec<usize> = (0..s.len()).collect();
-        order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| descending(&s[a], &s[b]).then(a.cmp(&b)));
         let mut g = vec![0.0; self.d];
         for &j in &order[..l] {
             self.add_grad(j, w, 1.0, &mut g);

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use rankrisk_datasets::load_builtin;
+use rankrisk_datasets::{Tabular, load_builtin};
 
 use crate::admm::linear::solve;
 use crate::admm::{AdmmConfig, LinearData};
@@ -59,12 +59,8 @@ impl TabularTask {
         }
         let mut rows = Vec::new();
         for name in &self.sets {
-            let mut all = load_builtin(name)?;
-            all.standardize();
-            let parts = all.split(&[self.train_share, 1.0 - self.train_share], self.seed)?;
-            let (train, test) = (&parts[0], &parts[1]);
-            train.require_both_classes()?;
-            test.require_both_classes()?;
+            let (train, test) = self.parts(name)?;
+            let (train, test) = (&train, &test);
             let data = LinearData::new(&train.x, &train.y, train.d)?;
             let mut fitted: Vec<(String, Vec<f64>, f64)> = Vec::new();
             for (label, weights) in [
@@ -97,40 +93,74 @@ impl TabularTask {
             let (w, _) =
                 agd_sbcd_linear(&pairs, &vec![0.0; train.d], &agd, Budget::Outer(self.outer))?;
             fitted.push(("AGD-SBCD".into(), w, t.elapsed().as_secs_f64()));
-            let (alpha, beta) = (self.alpha, self.beta);
-            let boot = Bootstrap {
-                seed: self.seed,
-                ..Bootstrap::default()
-            };
-            let pair = |i: Interval| [i.lower, i.upper];
             for (method, w, seconds) in fitted {
-                let s = test.scores(&w);
-                let metric = |source| TaskError::Metric {
-                    data: name.clone(),
-                    source,
-                };
-                rows.push(ResultRow {
-                    data: name.clone(),
-                    method,
-                    test_auc: auc(&s, &test.y).map_err(metric)?,
-                    test_pauc: pauc(&s, &test.y, self.alpha, self.beta).map_err(metric)?,
-                    test_auc_ci: Some(
-                        DeLong::new(&s, &test.y)
-                            .and_then(|d| d.interval(0.95))
-                            .map(pair)
-                            .map_err(metric)?,
-                    ),
-                    test_pauc_ci: Some(
-                        bootstrap_interval(&s, &test.y, &boot, |s, y| pauc(s, y, alpha, beta))
-                            .map(pair)
-                            .map_err(metric)?,
-                    ),
-                    fpr: (self.alpha, self.beta),
-                    test_accuracy: Some(accuracy(&s, &test.y)),
-                    seconds,
-                });
+                rows.push(self.evaluate(name, &method, test, &w, seconds)?);
             }
         }
         Ok(rows)
+    }
+
+    /// The standardized set `name` split (seeded) into its training and test parts, each with
+    /// both classes.
+    ///
+    /// # Errors
+    /// [`TaskError`] for an unknown set or a split that leaves a class out.
+    pub fn parts(&self, name: &str) -> Result<(Tabular, Tabular), TaskError> {
+        let mut all = load_builtin(name)?;
+        all.standardize();
+        let mut parts = all.split(&[self.train_share, 1.0 - self.train_share], self.seed)?;
+        let test = parts.pop().expect("two shares give two parts");
+        let train = parts.pop().expect("two shares give two parts");
+        train.require_both_classes()?;
+        test.require_both_classes()?;
+        Ok((train, test))
+    }
+
+    /// Score the linear model `w` on the `test` part of set `name`: test AUC (eq. 1) with
+    /// DeLong's 95% interval, pAUC over `[alpha, beta]` (eq. 2) with its stratified bootstrap
+    /// interval (seeded by `seed`), and the accuracy of `sign(score)`. A constant scorer (such as
+    /// `w = 0`, whose scores are `0.0` or `-0.0`) gets 1/2 for both areas.
+    ///
+    /// # Errors
+    /// [`TaskError::Metric`] when a metric refuses the scores (NaN, one class).
+    pub fn evaluate(
+        &self,
+        name: &str,
+        method: &str,
+        test: &Tabular,
+        w: &[f64],
+        seconds: f64,
+    ) -> Result<ResultRow, TaskError> {
+        let (alpha, beta) = (self.alpha, self.beta);
+        let boot = Bootstrap {
+            seed: self.seed,
+            ..Bootstrap::default()
+        };
+        let pair = |i: Interval| [i.lower, i.upper];
+        let s = test.scores(w);
+        let metric = |source| TaskError::Metric {
+            data: name.to_string(),
+            source,
+        };
+        Ok(ResultRow {
+            data: name.to_string(),
+            method: method.to_string(),
+            test_auc: auc(&s, &test.y).map_err(metric)?,
+            test_pauc: pauc(&s, &test.y, alpha, beta).map_err(metric)?,
+            test_auc_ci: Some(
+                DeLong::new(&s, &test.y)
+                    .and_then(|d| d.interval(0.95))
+                    .map(pair)
+                    .map_err(metric)?,
+            ),
+            test_pauc_ci: Some(
+                bootstrap_interval(&s, &test.y, &boot, |s, y| pauc(s, y, alpha, beta))
+                    .map(pair)
+                    .map_err(metric)?,
+            ),
+            fpr: (alpha, beta),
+            test_accuracy: Some(accuracy(&s, &test.y)),
+            seconds,
+        })
     }
 }

@@ -247,7 +247,7 @@ fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
-    v.sort_by(f64::total_cmp);
+    v.sort_by(crate::order::ascending);
     let m = v.len() / 2;
     if v.len() % 2 == 1 {
         v[m]
