@@ -2,9 +2,12 @@
 //! (the one the run driver takes for CE: batch assembly in host memory, upload, forward, one
 //! read-back of the scores, the CPU objective, the surrogate's backward pass, the optimizer)
 //! next to a bare Burn step on the same model and batch (forward, `softplus(-y s).mean()`,
-//! backward, optimizer; no rankrisk code), so that our overhead and Burn's kernels are told
-//! apart. With `--kernels`, ResNet-20's convolutions alone (forward, and forward + backward),
-//! the shapes `benches/peers/torch_step.py --conv-kernel --all-convs` times in PyTorch.
+//! backward, optimizer; no rankrisk code), so that our overhead and the kernels are told apart.
+//! The bare step runs twice, back to back: the models' layers on rankrisk-models' CPU kernels
+//! (flex and ndarray; other backends use Burn's ops either way) and on Burn's own ops. With
+//! `--kernels`, ResNet-20's convolutions and batch norms alone (forward, and forward +
+//! backward), ours against Burn's: the shapes `benches/peers/torch_step.py --conv-kernel
+//! --all-convs` times in PyTorch.
 //!
 //! Each phase is closed by a device sync so that it is charged its own work; the "step" rows
 //! time the whole step without the intermediate syncs. Median and interquartile range over
@@ -19,9 +22,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use burn::nn::BatchNormConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::softplus;
-use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use clap::Parser;
@@ -31,6 +34,7 @@ use rankrisk::loss::Loss;
 use rankrisk::train::{Erm, Objective};
 use rankrisk_datasets::batcher::ImageBatcher;
 use rankrisk_datasets::{ImageSet, ImageSource};
+use rankrisk_models::kernels::{batch_norm_layer, conv2d, with_burn_ops};
 use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
 
 #[derive(Parser)]
@@ -57,9 +61,12 @@ struct Args {
     /// Untimed steps first.
     #[arg(long, default_value_t = 3)]
     warmup: usize,
-    /// Also time ResNet-20's convolutions alone (the flex backend's kernels).
+    /// Also time ResNet-20's convolutions and batch norms alone, ours against Burn's.
     #[arg(long)]
     kernels: bool,
+    /// Skip the bare step on Burn's own ops (for profiling our path alone).
+    #[arg(long)]
+    ours_only: bool,
 }
 
 /// Median and interquartile range of `v` in milliseconds.
@@ -228,37 +235,76 @@ fn bench_model<M: Scorer>(
     }
     whole.print(kind, name, "rankrisk (CE)");
 
-    let mut bare = Phases::new(&["forward", "loss + backward", "optimizer step", "step"]);
-    let mut m = model;
-    let mut optim = AdamConfig::new().init();
+    // The bare Burn step, with the models' layers on this crate's CPU kernels (where the
+    // backend is flex or ndarray) and on Burn's own ops, back to back.
     let uploaded: Vec<_> = (0..4)
         .map(|k| source.batch(&ids_of(k), device).expect("batch"))
         .collect();
-    for step in 0..total {
-        let batch = &uploaded[step % uploaded.len()];
-        let t0 = Instant::now();
-        let scores = m.score(batch.inputs.clone());
-        sync();
-        let t1 = Instant::now();
-        let loss = softplus(scores.neg() * batch.labels.clone(), 1.0).mean();
-        let grads = GradientsParams::from_grads(loss.backward(), &m);
-        sync();
-        let t2 = Instant::now();
-        m = optim.step(1e-3, m, grads);
-        sync();
-        let t3 = Instant::now();
-        if step >= args.warmup {
-            bare.record(0, (t1 - t0).as_secs_f64());
-            bare.record(1, (t2 - t1).as_secs_f64());
-            bare.record(2, (t3 - t2).as_secs_f64());
-            bare.record(3, (t3 - t0).as_secs_f64());
+    let bare = |path: &str| {
+        let mut times = Phases::new(&["forward", "loss + backward", "optimizer step", "step"]);
+        let mut m = model.clone();
+        let mut optim = AdamConfig::new().init();
+        for step in 0..total {
+            let batch = &uploaded[step % uploaded.len()];
+            let t0 = Instant::now();
+            let scores = m.score(batch.inputs.clone());
+            sync();
+            let t1 = Instant::now();
+            let loss = softplus(scores.neg() * batch.labels.clone(), 1.0).mean();
+            let grads = GradientsParams::from_grads(loss.backward(), &m);
+            sync();
+            let t2 = Instant::now();
+            m = optim.step(1e-3, m, grads);
+            sync();
+            let t3 = Instant::now();
+            if step >= args.warmup {
+                times.record(0, (t1 - t0).as_secs_f64());
+                times.record(1, (t2 - t1).as_secs_f64());
+                times.record(2, (t3 - t2).as_secs_f64());
+                times.record(3, (t3 - t0).as_secs_f64());
+            }
         }
+        times.print(kind, name, path);
+    };
+    bare("bare Burn, our kernels");
+    if !args.ours_only {
+        with_burn_ops(|| bare("bare Burn, Burn's ops"));
     }
-    bare.print(kind, name, "bare Burn");
 }
 
-/// ResNet-20's 3x3 convolutions at batch `b` on a `side` x `side` input: forward alone, and
-/// forward + backward (input and weight gradients).
+/// Median (IQR) milliseconds of `f` (forward, and forward + backward) over the repeats.
+fn time_op(
+    device: &Device,
+    args: &Args,
+    f: &dyn Fn() -> (Tensor<4>, Vec<Tensor<4>>, Vec<Tensor<1>>),
+) -> ((f64, f64), (f64, f64)) {
+    let sync = || device.sync().expect("device sync");
+    let (mut fwd, mut both) = (Vec::new(), Vec::new());
+    for step in 0..args.warmup + args.repeats {
+        let t0 = Instant::now();
+        let (out, inputs4, inputs1) = f();
+        sync();
+        let t1 = Instant::now();
+        let grads = out.sum().backward();
+        for t in &inputs4 {
+            let _ = t.grad(&grads);
+        }
+        for t in &inputs1 {
+            let _ = t.grad(&grads);
+        }
+        sync();
+        let t2 = Instant::now();
+        if step >= args.warmup {
+            fwd.push((t1 - t0).as_secs_f64());
+            both.push((t2 - t0).as_secs_f64());
+        }
+    }
+    (stats(&mut fwd), stats(&mut both))
+}
+
+/// ResNet-20's 3x3 convolutions and batch norms at batch `b` on a `side` x `side` input, each
+/// through this crate's kernels and through Burn's ops: forward alone, and forward + backward
+/// (every input's gradient).
 fn bench_kernels(device: &Device, kind: BackendKind, args: &Args) {
     let b = args.batch;
     let side = args.size.unwrap_or(28);
@@ -270,13 +316,19 @@ fn bench_kernels(device: &Device, kind: BackendKind, args: &Args) {
         ("32->64 s2", 32, 64, side / 2, 2),
         ("64->64", 64, 64, side / 4, 1),
     ];
-    let sync = || device.sync().expect("device sync");
+    let data = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+            .collect()
+    };
+    let row = |what: String, ours: ((f64, f64), (f64, f64)), burns: ((f64, f64), (f64, f64))| {
+        let (((f, fi), (fb, fbi)), ((g, gi), (gb, gbi))) = (ours, burns);
+        println!(
+            "| {kind} | {what} | {f:.2} ({fi:.2}) | {fb:.2} ({fbi:.2}) | {g:.2} ({gi:.2}) | {gb:.2} ({gbi:.2}) | {:.2}x |",
+            gb / fb
+        );
+    };
     for (name, c_in, c_out, hw, stride) in shapes {
-        let data = |len: usize| -> Vec<f32> {
-            (0..len)
-                .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
-                .collect()
-        };
         let x = Tensor::<4>::from_data(
             TensorData::new(data(b * c_in * hw * hw), [b, c_in, hw, hw]),
             device,
@@ -286,26 +338,35 @@ fn bench_kernels(device: &Device, kind: BackendKind, args: &Args) {
             device,
         );
         let options = ConvOptions::new([stride, stride], [1, 1], [1, 1], 1);
-        let (mut fwd, mut both) = (Vec::new(), Vec::new());
-        for step in 0..args.warmup + args.repeats {
+        let op = || {
             let (xg, wg) = (x.clone().require_grad(), w.clone().require_grad());
-            let t0 = Instant::now();
-            let out = conv2d(xg.clone(), wg.clone(), None, options.clone());
-            sync();
-            let t1 = Instant::now();
-            let grads = out.sum().backward();
-            let _ = (xg.grad(&grads), wg.grad(&grads));
-            sync();
-            let t2 = Instant::now();
-            if step >= args.warmup {
-                fwd.push((t1 - t0).as_secs_f64());
-                both.push((t2 - t0).as_secs_f64());
-            }
-        }
-        let ((f, fi), (fb, fbi)) = (stats(&mut fwd), stats(&mut both));
-        println!(
-            "| {kind} | conv {name} 3x3 @{hw}x{hw}, batch {b} | {f:.2} ({fi:.2}) | {fb:.2} ({fbi:.2}) |"
+            (
+                conv2d(xg.clone(), wg.clone(), None, options.clone()),
+                vec![xg, wg],
+                vec![],
+            )
+        };
+        let ours = time_op(device, args, &op);
+        let burns = with_burn_ops(|| time_op(device, args, &op));
+        row(format!("conv {name} 3x3 @{hw}x{hw}"), ours, burns);
+    }
+    for (c, hw) in [(16, side), (32, side / 2), (64, side / 4)] {
+        let bn = BatchNormConfig::new(c).init(device);
+        let x = Tensor::<4>::from_data(
+            TensorData::new(data(b * c * hw * hw), [b, c, hw, hw]),
+            device,
         );
+        let op = || {
+            let xg = x.clone().require_grad();
+            (
+                batch_norm_layer(&bn, xg.clone()),
+                vec![xg],
+                vec![bn.gamma.val(), bn.beta.val()],
+            )
+        };
+        let ours = time_op(device, args, &op);
+        let burns = with_burn_ops(|| time_op(device, args, &op));
+        row(format!("batch norm {c} @{hw}x{hw}"), ours, burns);
     }
 }
 
@@ -348,8 +409,11 @@ fn main() {
         }
     }
     if args.kernels {
-        println!("\n| backend | kernel | forward ms (IQR) | forward + backward ms (IQR) |");
-        println!("|---|---|---|---|");
+        println!(
+            "\n| backend | layer (batch {}) | ours: forward ms (IQR) | ours: forward + backward | Burn's ops: forward | Burn's ops: forward + backward | speed-up (f + b) |",
+            args.batch
+        );
+        println!("|---|---|---|---|---|---|---|");
         for &kind in &args.backends {
             if let Ok(device) = autodiff_device(kind) {
                 bench_kernels(&device, kind, &args);

@@ -10,9 +10,11 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::pool::{AvgPool2d, AvgPool2dConfig, MaxPool2d, MaxPool2dConfig};
-use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::module::adaptive_avg_pool2d;
 use burn::tensor::{Device, Tensor};
+
+use crate::kernels::{batch_norm_relu_layer, conv2d_layer};
 
 /// Configuration of a [`DenseNet121`]; the defaults are DenseNet-121's (Huang et al. 2017,
 /// Table 1) with a one-output head.
@@ -54,8 +56,6 @@ pub struct DenseLayer {
     pub norm2: BatchNorm,
     /// 3x3 convolution producing the new features.
     pub conv2: Conv2d,
-    /// ReLU.
-    pub relu: Relu,
 }
 
 impl DenseLayer {
@@ -71,7 +71,6 @@ impl DenseLayer {
                 .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
                 .with_bias(false)
                 .init(device),
-            relu: Relu::new(),
         }
     }
 
@@ -81,9 +80,8 @@ impl DenseLayer {
     /// - input: `[batch, c_in, h, w]` (all earlier feature maps of the block, concatenated)
     /// - output: `[batch, growth, h, w]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let out = self.conv1.forward(self.relu.forward(self.norm1.forward(x)));
-        self.conv2
-            .forward(self.relu.forward(self.norm2.forward(out)))
+        let out = conv2d_layer(&self.conv1, batch_norm_relu_layer(&self.norm1, x));
+        conv2d_layer(&self.conv2, batch_norm_relu_layer(&self.norm2, out))
     }
 }
 
@@ -116,8 +114,6 @@ pub struct Transition {
     pub norm: BatchNorm,
     /// 1x1 convolution to `floor(compression * c)` channels.
     pub conv: Conv2d,
-    /// ReLU.
-    pub relu: Relu,
     /// 2x2 average pool, stride 2.
     pub pool: AvgPool2d,
 }
@@ -127,7 +123,7 @@ impl Transition {
     /// - input: `[batch, c_in, h, w]`
     /// - output: `[batch, c_out, h / 2, w / 2]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let out = self.conv.forward(self.relu.forward(self.norm.forward(x)));
+        let out = conv2d_layer(&self.conv, batch_norm_relu_layer(&self.norm, x));
         self.pool.forward(out)
     }
 }
@@ -147,8 +143,6 @@ pub struct DenseNet121 {
     pub transitions: Vec<Transition>,
     /// Final batch norm (torchvision's `features.norm5`).
     pub norm5: BatchNorm,
-    /// ReLU.
-    pub relu: Relu,
     /// Linear head.
     pub classifier: Linear,
 }
@@ -181,7 +175,6 @@ impl DenseNet121Config {
                     conv: Conv2dConfig::new([c, out], [1, 1])
                         .with_bias(false)
                         .init(device),
-                    relu: Relu::new(),
                     pool: AvgPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
                 });
                 c = out;
@@ -201,7 +194,6 @@ impl DenseNet121Config {
             blocks,
             transitions,
             norm5: BatchNormConfig::new(c).init(device),
-            relu: Relu::new(),
             classifier: LinearConfig::new(c, self.num_outputs).init(device),
         }
     }
@@ -215,16 +207,17 @@ impl DenseNet121 {
     ///   any size of at least 32 x 32 works)
     /// - output: `[batch, features]`
     pub fn embed(&self, x: Tensor<4>) -> Tensor<2> {
-        let mut out = self
-            .pool0
-            .forward(self.relu.forward(self.norm0.forward(self.conv0.forward(x))));
+        let mut out = self.pool0.forward(batch_norm_relu_layer(
+            &self.norm0,
+            conv2d_layer(&self.conv0, x),
+        ));
         for (i, block) in self.blocks.iter().enumerate() {
             out = block.forward(out);
             if let Some(transition) = self.transitions.get(i) {
                 out = transition.forward(out);
             }
         }
-        let out = self.relu.forward(self.norm5.forward(out));
+        let out = batch_norm_relu_layer(&self.norm5, out);
         let [b, c, _, _] = out.dims();
         adaptive_avg_pool2d(out, [1, 1]).reshape([b, c])
     }

@@ -10,6 +10,8 @@ use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d
 use burn::tensor::module::adaptive_avg_pool2d;
 use burn::tensor::{Device, Tensor, s};
 
+use crate::kernels::{batch_norm_layer, batch_norm_relu_layer, conv2d_layer};
+
 /// Configuration of a [`ResNet20`].
 #[derive(Config, Debug)]
 pub struct ResNet20Config {
@@ -65,10 +67,8 @@ impl BasicBlock {
     /// - input: `[batch, c_in, h, w]`
     /// - output: `[batch, c_out, h / stride, w / stride]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let out = self
-            .relu
-            .forward(self.bn1.forward(self.conv1.forward(x.clone())));
-        let out = self.bn2.forward(self.conv2.forward(out));
+        let out = batch_norm_relu_layer(&self.bn1, conv2d_layer(&self.conv1, x.clone()));
+        let out = batch_norm_layer(&self.bn2, conv2d_layer(&self.conv2, out));
         let mut shortcut = if self.downsample {
             x.slice(s![.., .., ..;2, ..;2])
         } else {
@@ -130,7 +130,7 @@ impl ResNet20 {
     /// - input: `[batch, in_channels, height, width]` (32 x 32 for CIFAR)
     /// - output: `[batch, num_outputs]`
     pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
-        let mut out = self.relu.forward(self.bn.forward(self.conv.forward(x)));
+        let mut out = batch_norm_relu_layer(&self.bn, conv2d_layer(&self.conv, x));
         for block in &self.blocks {
             out = block.forward(out);
         }

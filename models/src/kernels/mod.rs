@@ -1,0 +1,178 @@
+//! CPU kernels for the layers that dominate a CNN step, and the layer functions that use them.
+//!
+//! Burn's CPU backends compute a convolution's gradients through generic fallbacks (the weight
+//! gradient as a convolution over swapped dimensions, the input gradient as a transposed
+//! convolution) and compose batch norm from 8 forward and 15 backward primitive ops. This module
+//! computes both directly on `f32` slices ([`conv2d`](mod@conv2d): im2col/col2im + one matrix
+//! product per image; [`batch_norm`](mod@batch_norm): two fused passes per channel), registered
+//! as Burn backend operations for flex and ndarray with a handwritten autodiff backward
+//! ([`ops::CpuKernels`]).
+//!
+//! [`conv2d_layer`], [`batch_norm_layer`] and [`batch_norm_relu_layer`] (batch norm with the
+//! following ReLU fused into its passes) are drop-in forwards for Burn's [`Conv2d`] and
+//! [`BatchNorm`] modules (same parameters, same records, same running-statistics update): on a
+//! flex or ndarray device with `f32` tensors they run these kernels, on every other backend
+//! (wgpu, CUDA, remote) and for what the kernels do not cover (groups, asymmetric padding, other
+//! float types) Burn's own ops. A user's own Burn model can call them the same way.
+//!
+//! ```
+//! use burn::nn::conv::Conv2dConfig;
+//! use burn::nn::{BatchNormConfig, PaddingConfig2d};
+//! use burn::tensor::{Device, Distribution, Tensor};
+//! use rankrisk_models::kernels::{batch_norm_relu_layer, conv2d_layer};
+//!
+//! let device = Device::flex().autodiff();
+//! let conv = Conv2dConfig::new([3, 8], [3, 3])
+//!     .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+//!     .init(&device);
+//! let bn = BatchNormConfig::new(8).init(&device);
+//! let x = Tensor::<4>::random([2, 3, 16, 16], Distribution::Default, &device);
+//! let y = batch_norm_relu_layer(&bn, conv2d_layer(&conv, x));
+//! assert_eq!(y.dims(), [2, 8, 16, 16]);
+//! ```
+
+pub mod batch_norm;
+pub mod conv2d;
+mod gemm;
+pub mod host;
+pub mod ops;
+
+use std::cell::Cell;
+
+use burn::backend::Dispatch;
+use burn::backend::{DispatchDevice, ops::ConvOptions};
+use burn::nn::conv::Conv2d;
+use burn::nn::{BatchNorm, PaddingConfig2d};
+use burn::tensor::{DType, Tensor};
+
+use ops::CpuKernels;
+
+thread_local! {
+    static ENABLED: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Run `f` with the kernels switched off on this thread: the layer functions then use Burn's
+/// own ops on every backend (for comparisons and benchmarks; the autodiff graph remembers which
+/// op each forward used, so a backward outside `f` stays consistent).
+pub fn with_burn_ops<R>(f: impl FnOnce() -> R) -> R {
+    let before = ENABLED.with(|e| e.replace(false));
+    let out = f();
+    ENABLED.with(|e| e.set(before));
+    out
+}
+
+/// Whether tensors on `device` with this dtype go through the kernels.
+fn on_kernels(tensor: &Tensor<4>) -> bool {
+    if !ENABLED.with(Cell::get) || tensor.dtype() != DType::F32 {
+        return false;
+    }
+    matches!(
+        tensor.device().inner().as_dispatch(),
+        DispatchDevice::Flex(_) | DispatchDevice::NdArray(_)
+    )
+}
+
+/// 2-D convolution (`burn::tensor::module::conv2d`'s contract) by the kernels where they apply.
+pub fn conv2d(
+    x: Tensor<4>,
+    weight: Tensor<4>,
+    bias: Option<Tensor<1>>,
+    options: ConvOptions<2>,
+) -> Tensor<4> {
+    if !on_kernels(&x) || options.groups != 1 || options.is_asymmetric() {
+        return burn::tensor::module::conv2d(x, weight, bias, options);
+    }
+    let out =
+        <Dispatch as CpuKernels>::conv2d_kernel(x.into_dispatch(), weight.into_dispatch(), options);
+    let out = Tensor::<4>::from_dispatch(out);
+    match bias {
+        Some(b) => {
+            let c = b.dims()[0];
+            out + b.reshape([1, c, 1, 1])
+        }
+        None => out,
+    }
+}
+
+/// [`Conv2d::forward`] through [`conv2d`] (explicit and valid padding; `Same` padding, which
+/// Burn resolves per input size, goes to [`Conv2d::forward`]).
+pub fn conv2d_layer(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
+    let padding = match conv.padding {
+        PaddingConfig2d::Valid => [(0, 0), (0, 0)],
+        PaddingConfig2d::Explicit(top, left, bottom, right) => [(top, bottom), (left, right)],
+        PaddingConfig2d::Same => return conv.forward(x),
+    };
+    let options = ConvOptions::new_with_padding(conv.stride, padding, conv.dilation, conv.groups);
+    conv2d(
+        x,
+        conv.weight.val(),
+        conv.bias.as_ref().map(|b| b.val()),
+        options,
+    )
+}
+
+/// [`BatchNorm::forward`] with the kernels: batch statistics on an autodiff device while the
+/// layer trains (and the running statistics updated as Burn does:
+/// `running = (1 - momentum) running + momentum batch`, biased variance), the running statistics
+/// otherwise.
+pub fn batch_norm_layer(bn: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
+    batch_norm(bn, x, false)
+}
+
+/// `relu(`[`batch_norm_layer`]`(bn, x))`, fused into the batch norm's passes on the kernels
+/// (the ReLU's mask is recomputed in the backward pass, so its output is not kept).
+pub fn batch_norm_relu_layer(bn: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
+    batch_norm(bn, x, true)
+}
+
+fn batch_norm(bn: &BatchNorm, x: Tensor<4>, relu: bool) -> Tensor<4> {
+    if !on_kernels(&x) {
+        let y = bn.forward(x);
+        return if relu {
+            burn::tensor::activation::relu(y)
+        } else {
+            y
+        };
+    }
+    let device = x.device();
+    if device.is_autodiff() && bn.training.is_enabled() {
+        let r = <Dispatch as CpuKernels>::batch_norm_train_kernel(
+            x.into_dispatch(),
+            bn.gamma.val().into_dispatch(),
+            bn.beta.val().into_dispatch(),
+            bn.epsilon,
+            relu,
+        );
+        let mean = Tensor::<1>::from_dispatch(r.mean);
+        let variance = Tensor::<1>::from_dispatch(r.variance);
+        let running_mean = bn.running_mean.value_sync().to_device(&device);
+        let running_var = bn.running_var.value_sync().to_device(&device);
+        let m = bn.momentum;
+        bn.running_mean.update(
+            running_mean
+                .mul_scalar(1.0 - m)
+                .add(mean.detach().mul_scalar(m))
+                .detach(),
+        );
+        bn.running_var.update(
+            running_var
+                .mul_scalar(1.0 - m)
+                .add(variance.detach().mul_scalar(m))
+                .detach(),
+        );
+        Tensor::<4>::from_dispatch(r.output)
+    } else {
+        let mean = bn.running_mean.value().to_device(&device);
+        let var = bn.running_var.value().to_device(&device);
+        let out = <Dispatch as CpuKernels>::batch_norm_inference_kernel(
+            x.into_dispatch(),
+            bn.gamma.val().into_dispatch(),
+            bn.beta.val().into_dispatch(),
+            mean.into_dispatch(),
+            var.into_dispatch(),
+            bn.epsilon,
+            relu,
+        );
+        Tensor::<4>::from_dispatch(out)
+    }
+}
