@@ -262,9 +262,9 @@ impl DeepSbcd {
         self.core.restore(state)
     }
 
-    /// [`AgdSbcdConfig::refresh_steps`] training-mode forward passes of `model` over sampled
-    /// blocks, so that its buffers (batch-norm running statistics) fit its parameters;
-    /// nothing for a model without buffers.
+    /// [`AgdSbcdConfig::refresh_steps`] training-mode forward passes of `model` (without
+    /// gradient tracking) over sampled blocks, so that its buffers (batch-norm running
+    /// statistics) fit its parameters; nothing for a model without buffers.
     ///
     /// # Errors
     /// The caller's error from `forward`.
@@ -274,9 +274,15 @@ impl DeepSbcd {
         forward: &mut impl FnMut(&M, &[usize]) -> Result<Tensor<1>, E>,
     ) -> Result<(), E> {
         if has_buffers(model) {
+            // A copy whose parameters require no gradient: its forward passes record no
+            // autodiff graph (a dropped training-mode forward of `model` itself would keep its
+            // activations until a backward pass that never comes: 2.7 GB after one pass of the
+            // default run), and it shares `model`'s running-statistics buffers, which the passes
+            // update.
+            let frozen = model.clone().no_grad();
             for _ in 0..self.core.config().refresh_steps {
                 let ids = self.core.next_block();
-                drop(forward(model, &ids)?);
+                drop(forward(&frozen, &ids)?);
             }
         }
         Ok(())
