@@ -147,26 +147,42 @@ fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
     y
 }
 
-/// The inference forward with running statistics `mean` and `var` (and the fused ReLU).
-#[allow(clippy::too_many_arguments)]
-pub fn inference(
-    s: BnShape,
-    x: &[f32],
-    gamma: &[f32],
-    beta: &[f32],
-    mean: &[f32],
-    var: &[f32],
-    eps: f64,
-    relu: bool,
-) -> Vec<f32> {
+/// A batch norm's affine parameters and the statistics it normalizes with, per channel.
+#[derive(Debug, Clone, Copy)]
+pub struct Normalization<'a> {
+    /// `gamma`, `[C]`.
+    pub gamma: &'a [f32],
+    /// `beta`, `[C]`.
+    pub beta: &'a [f32],
+    /// Mean, `[C]` (the batch's in training, the running one in inference).
+    pub mean: &'a [f32],
+    /// Variance, `[C]`.
+    pub var: &'a [f32],
+    /// `epsilon`.
+    pub eps: f64,
+}
+
+impl Normalization<'_> {
+    /// The per-channel affine map `y = a_c x + b_c`.
+    fn affine(&self) -> Vec<(f32, f32)> {
+        affine(
+            self.gamma,
+            self.beta,
+            &wide(self.mean),
+            &wide(self.var),
+            self.eps,
+        )
+    }
+}
+
+fn wide(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&a| f64::from(a)).collect()
+}
+
+/// The inference forward with running statistics (and the fused ReLU).
+pub fn inference(s: BnShape, x: &[f32], n: &Normalization<'_>, relu: bool) -> Vec<f32> {
     assert_eq!(x.len(), s.len(), "batch norm input length");
-    let wide = |v: &[f32]| v.iter().map(|&a| f64::from(a)).collect::<Vec<f64>>();
-    apply(
-        s,
-        x,
-        &affine(gamma, beta, &wide(mean), &wide(var), eps),
-        relu,
-    )
+    apply(s, x, &n.affine(), relu)
 }
 
 /// `(sum dy, sum dy (x - m))` over one plane; with `relu`, `dy` counts only where the forward
@@ -199,17 +215,12 @@ fn grad_sums(xp: &[f32], dp: &[f32], m: f32, relu: Option<(f32, f32)>) -> (f64, 
     (a, b)
 }
 
-/// The gradients of the training forward: `(dx, dgamma, dbeta)`; with `relu`, of the fused
-/// `max(0, batch norm)`.
-#[allow(clippy::too_many_arguments)]
+/// The gradients of the training forward: `(dx, dgamma, dbeta)` (`n` holding the batch
+/// statistics the forward returned); with `relu`, of the fused `max(0, batch norm)`.
 pub fn train_backward(
     s: BnShape,
     x: &[f32],
-    gamma: &[f32],
-    beta: &[f32],
-    mean: &[f32],
-    var: &[f32],
-    eps: f64,
+    n: &Normalization<'_>,
     relu: bool,
     dy: &[f32],
 ) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
@@ -217,9 +228,9 @@ pub fn train_backward(
         x.len() == s.len() && dy.len() == s.len(),
         "batch norm gradient length"
     );
-    let wide = |v: &[f32]| v.iter().map(|&a| f64::from(a)).collect::<Vec<f64>>();
-    let (mean64, var64) = (wide(mean), wide(var));
-    let forward = affine(gamma, beta, &mean64, &var64, eps);
+    let (gamma, mean, eps) = (n.gamma, n.mean, n.eps);
+    let (mean64, var64) = (wide(n.mean), wide(n.var));
+    let forward = n.affine();
     let inv_std: Vec<f64> = var64.iter().map(|&v| 1.0 / (v + eps).sqrt()).collect();
     let sums: Vec<(f64, f64)> = (0..s.channels)
         .into_par_iter()
@@ -322,24 +333,21 @@ mod tests {
         let w = filled(s.len(), 11.0);
         for relu in [false, true] {
             let out = train(s, &x, &gamma, &beta, eps, relu);
-            let inf = inference(s, &x, &gamma, &beta, &out.mean, &out.variance, eps, relu);
+            let n = Normalization {
+                gamma: &gamma,
+                beta: &beta,
+                mean: &out.mean,
+                var: &out.variance,
+                eps,
+            };
+            let inf = inference(s, &x, &n, relu);
             for (a, b) in out.output.iter().zip(&inf) {
                 assert!((a - b).abs() < 1e-5);
             }
             if relu {
                 assert!(out.output.contains(&0.0) && out.output.iter().any(|&v| v > 0.0));
             }
-            let (dx, dg, db) = train_backward(
-                s,
-                &x,
-                &gamma,
-                &beta,
-                &out.mean,
-                &out.variance,
-                eps,
-                relu,
-                &w,
-            );
+            let (dx, dg, db) = train_backward(s, &x, &n, relu, &w);
             let f64s = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<f64>>();
             let (xd, gd, bd) = (f64s(&x), f64s(&gamma), f64s(&beta));
             let h = 1e-6;

@@ -59,20 +59,6 @@ pub(crate) fn matmul(
     bv: View,
     accumulate: bool,
 ) {
-    product(dst, d, a, av, b, bv, accumulate, gemm::Parallelism::None);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn product(
-    dst: &mut [f32],
-    d: View,
-    a: &[f32],
-    av: View,
-    b: &[f32],
-    bv: View,
-    accumulate: bool,
-    parallelism: gemm::Parallelism,
-) {
     assert!(
         av.rows == d.rows && bv.cols == d.cols && av.cols == bv.rows,
         "matmul shapes: {av:?} x {bv:?} -> {d:?}"
@@ -114,7 +100,7 @@ fn product(
             false,
             false,
             false,
-            parallelism,
+            gemm::Parallelism::None,
         );
     }
 }

@@ -16,7 +16,7 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{Autodiff, Backend, ExtensionType, Flex, NdArray, backend_extension};
 use burn::tensor::Shape;
 
-use super::batch_norm::{self, BnShape};
+use super::batch_norm::{self, BnShape, Normalization};
 use super::conv2d::{self, ConvGeometry};
 use super::host::HostF32;
 
@@ -162,16 +162,20 @@ pub trait CpuCompute: HostF32 {
         relu: bool,
     ) -> FloatTensor<Self> {
         let dims = Self::dims(&x);
-        let y = batch_norm::inference(
-            bn_shape(&dims),
-            &Self::view(&x),
-            &Self::view(&gamma),
-            &Self::view(&beta),
-            &Self::view(&mean),
-            &Self::view(&var),
-            eps,
-            relu,
+        let (g, b, m, v) = (
+            Self::view(&gamma),
+            Self::view(&beta),
+            Self::view(&mean),
+            Self::view(&var),
         );
+        let n = Normalization {
+            gamma: &g,
+            beta: &b,
+            mean: &m,
+            var: &v,
+            eps,
+        };
+        let y = batch_norm::inference(bn_shape(&dims), &Self::view(&x), &n, relu);
         Self::tensor(y, Shape::from(dims))
     }
 
@@ -189,17 +193,20 @@ pub trait CpuCompute: HostF32 {
     ) -> [FloatTensor<Self>; 3] {
         let dims = Self::dims(x);
         let s = bn_shape(&dims);
-        let (dx, dg, db) = batch_norm::train_backward(
-            s,
-            &Self::view(x),
-            &Self::view(gamma),
-            &Self::view(beta),
-            &Self::view(mean),
-            &Self::view(variance),
-            eps,
-            relu,
-            &Self::view(dy),
+        let (g, b, m, v) = (
+            Self::view(gamma),
+            Self::view(beta),
+            Self::view(mean),
+            Self::view(variance),
         );
+        let n = Normalization {
+            gamma: &g,
+            beta: &b,
+            mean: &m,
+            var: &v,
+            eps,
+        };
+        let (dx, dg, db) = batch_norm::train_backward(s, &Self::view(x), &n, relu, &Self::view(dy));
         [
             Self::tensor(dx, Shape::from(dims)),
             Self::tensor(dg, Shape::new([s.channels])),
@@ -211,69 +218,45 @@ pub trait CpuCompute: HostF32 {
 impl CpuCompute for Flex {}
 impl CpuCompute for NdArray {}
 
-impl CpuKernels for Flex {
-    fn conv2d_kernel(
-        x: FloatTensor<Self>,
-        w: FloatTensor<Self>,
-        o: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        Self::conv_forward(x, w, &o)
-    }
+/// `CpuKernels` on a CPU backend: the trait's operations are the backend's [`CpuCompute`]
+/// kernels.
+macro_rules! cpu_kernels {
+    ($($backend:ty),*) => {$(
+        impl CpuKernels for $backend {
+            fn conv2d_kernel(
+                x: FloatTensor<Self>,
+                w: FloatTensor<Self>,
+                o: ConvOptions<2>,
+            ) -> FloatTensor<Self> {
+                Self::conv_forward(x, w, &o)
+            }
 
-    fn batch_norm_train_kernel(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        beta: FloatTensor<Self>,
-        epsilon: f64,
-        relu: bool,
-    ) -> BatchNormTrained<Self> {
-        Self::bn_forward(&x, &gamma, &beta, epsilon, relu)
-    }
+            fn batch_norm_train_kernel(
+                x: FloatTensor<Self>,
+                gamma: FloatTensor<Self>,
+                beta: FloatTensor<Self>,
+                epsilon: f64,
+                relu: bool,
+            ) -> BatchNormTrained<Self> {
+                Self::bn_forward(&x, &gamma, &beta, epsilon, relu)
+            }
 
-    fn batch_norm_inference_kernel(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        beta: FloatTensor<Self>,
-        mean: FloatTensor<Self>,
-        var: FloatTensor<Self>,
-        epsilon: f64,
-        relu: bool,
-    ) -> FloatTensor<Self> {
-        Self::bn_inference(x, gamma, beta, mean, var, epsilon, relu)
-    }
+            fn batch_norm_inference_kernel(
+                x: FloatTensor<Self>,
+                gamma: FloatTensor<Self>,
+                beta: FloatTensor<Self>,
+                mean: FloatTensor<Self>,
+                var: FloatTensor<Self>,
+                epsilon: f64,
+                relu: bool,
+            ) -> FloatTensor<Self> {
+                Self::bn_inference(x, gamma, beta, mean, var, epsilon, relu)
+            }
+        }
+    )*};
 }
 
-impl CpuKernels for NdArray {
-    fn conv2d_kernel(
-        x: FloatTensor<Self>,
-        w: FloatTensor<Self>,
-        o: ConvOptions<2>,
-    ) -> FloatTensor<Self> {
-        Self::conv_forward(x, w, &o)
-    }
-
-    fn batch_norm_train_kernel(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        beta: FloatTensor<Self>,
-        epsilon: f64,
-        relu: bool,
-    ) -> BatchNormTrained<Self> {
-        Self::bn_forward(&x, &gamma, &beta, epsilon, relu)
-    }
-
-    fn batch_norm_inference_kernel(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        beta: FloatTensor<Self>,
-        mean: FloatTensor<Self>,
-        var: FloatTensor<Self>,
-        epsilon: f64,
-        relu: bool,
-    ) -> FloatTensor<Self> {
-        Self::bn_inference(x, gamma, beta, mean, var, epsilon, relu)
-    }
-}
+cpu_kernels!(Flex, NdArray);
 
 #[derive(Debug)]
 struct ConvBackward;
