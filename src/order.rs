@@ -32,6 +32,20 @@ pub fn descending(a: &f64, b: &f64) -> Ordering {
     ascending(b, a)
 }
 
+/// `out` = the indices `0..values.len()` by [`ascending`] value, equal values in index order.
+pub fn indices_ascending(values: &[f64], out: &mut Vec<usize>) {
+    out.clear();
+    out.extend(0..values.len());
+    out.sort_unstable_by(|&a, &b| ascending(&values[a], &values[b]).then(a.cmp(&b)));
+}
+
+/// `out` = the indices `0..values.len()` by [`descending`] value, equal values in index order.
+pub fn indices_descending(values: &[f64], out: &mut Vec<usize>) {
+    out.clear();
+    out.extend(0..values.len());
+    out.sort_unstable_by(|&a, &b| descending(&values[a], &values[b]).then(a.cmp(&b)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +76,10 @@ mod tests {
         let s = [-0.0, 0.0, -0.0, 0.0];
         idx.sort_by(|&i, &j| descending(&s[i], &s[j]));
         assert_eq!(idx, [0, 1, 2, 3]);
+        let mut out = vec![9];
+        indices_descending(&[0.0, 1.0, -0.0, 2.0, 0.0], &mut out);
+        assert_eq!(out, [3, 1, 0, 2, 4]);
+        indices_ascending(&[0.0, 1.0, -0.0, 2.0, 0.0], &mut out);
+        assert_eq!(out, [0, 2, 4, 1, 3]);
     }
 }

@@ -23,7 +23,7 @@ use rand::{Rng, SeedableRng};
 use crate::admm::error::AdmmError;
 use crate::admm::linear::LinearData;
 use crate::loss::Loss;
-use crate::order::{ascending, descending};
+use crate::order::{indices_ascending, indices_descending};
 use crate::regularizer::Regularizer;
 use crate::vector::dot;
 use crate::weights::{Sigma, Weights};
@@ -152,9 +152,7 @@ impl Problem<'_> {
 
 /// Weight of each sample given the ranks of the margins `u` (ascending).
 fn rank_weights(sigma: &Sigma, u: &[f64], order: &mut Vec<usize>) -> Vec<f64> {
-    order.clear();
-    order.extend(0..u.len());
-    order.sort_by(|&a, &b| ascending(&u[a], &u[b]).then(a.cmp(&b)));
+    indices_ascending(u, order);
     let mut weight = vec![0.0; u.len()];
     for (rank, &i) in order.iter().enumerate() {
         weight[i] = sigma.weight(rank, u[i]);
@@ -321,9 +319,7 @@ pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult
     let start = Instant::now();
     let mut order = Vec::with_capacity(n);
     let top = |u: &[f64], count: usize, order: &mut Vec<usize>| -> Vec<usize> {
-        order.clear();
-        order.extend(0..u.len());
-        order.sort_by(|&a, &b| descending(&u[a], &u[b]).then(a.cmp(&b)));
+        indices_descending(u, order);
         order[..count].to_vec()
     };
     let mut g = vec![0.0; d];

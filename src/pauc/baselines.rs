@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
 use crate::metrics::RankRange;
-use crate::order::descending;
+use crate::order::indices_descending;
 use crate::pauc::error::PaucError;
 use crate::pauc::linear::Budget;
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
@@ -67,8 +67,8 @@ fn top_subgradient(data: &PairData, loss: PairLoss, w: &[f64], level: f64) -> Ve
         return xi;
     }
     let (sp, sn) = data.scores(w);
-    let mut order: Vec<usize> = (0..sn.len()).collect();
-    order.sort_by(|&a, &b| descending(&sn[a], &sn[b]).then(a.cmp(&b)));
+    let mut order = Vec::new();
+    indices_descending(&sn, &mut order);
     let range = RankRange { lo: 0.0, hi: level };
     for rank in range.ranks() {
         let wj = range.weight(rank);

@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::metrics::RankRange;
-use crate::order::descending;
+use crate::order::{descending, indices_descending};
 use crate::pauc::error::PaucError;
 use crate::spec::{SpecError, SpecKind};
 
@@ -102,8 +102,8 @@ pub fn objective_and_score_grad(
     {
         return Err(PaucError::NonFiniteScore { index, value });
     }
-    let mut order: Vec<usize> = (0..neg.len()).collect();
-    order.sort_by(|&a, &b| descending(&neg[a], &neg[b]).then(a.cmp(&b)));
+    let mut order = Vec::new();
+    indices_descending(neg, &mut order);
     let norm = pos.len() as f64 * (range.hi - range.lo);
     let mut value = 0.0;
     let mut g_pos = vec![0.0; pos.len()];

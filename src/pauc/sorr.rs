@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
 use crate::loss::Loss;
-use crate::order::descending;
+use crate::order::indices_descending;
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::prox_update;
 use crate::vector::dot;
@@ -102,8 +102,8 @@ impl SorrProblem<'_> {
     /// Deterministic subgradient of `phi_l(S(w))`: the gradients of the `l` largest losses.
     fn top_subgradient(&self, w: &[f64], l: usize) -> Vec<f64> {
         let s = self.losses(w);
-        let mut order: Vec<usize> = (0..s.len()).collect();
-        order.sort_by(|&a, &b| descending(&s[a], &s[b]).then(a.cmp(&b)));
+        let mut order = Vec::new();
+        indices_descending(&s, &mut order);
         let mut g = vec![0.0; self.d];
         for &j in &order[..l] {
             self.add_grad(j, w, 1.0, &mut g);

@@ -143,23 +143,12 @@ fn batch_norm(bn: &BatchNorm, x: Tensor<4>, relu: bool) -> Tensor<4> {
             bn.epsilon,
             relu,
         );
-        let mean = Tensor::<1>::from_dispatch(r.mean);
-        let variance = Tensor::<1>::from_dispatch(r.variance);
-        let running_mean = bn.running_mean.value_sync().to_device(&device);
-        let running_var = bn.running_var.value_sync().to_device(&device);
         let m = bn.momentum;
-        bn.running_mean.update(
-            running_mean
-                .mul_scalar(1.0 - m)
-                .add(mean.detach().mul_scalar(m))
-                .detach(),
-        );
-        bn.running_var.update(
-            running_var
-                .mul_scalar(1.0 - m)
-                .add(variance.detach().mul_scalar(m))
-                .detach(),
-        );
+        for (running, batch) in [(&bn.running_mean, r.mean), (&bn.running_var, r.variance)] {
+            let batch = Tensor::<1>::from_dispatch(batch).detach();
+            let old = running.value_sync().to_device(&device);
+            running.update(old.mul_scalar(1.0 - m).add(batch.mul_scalar(m)).detach());
+        }
         Tensor::<4>::from_dispatch(r.output)
     } else {
         let mean = bn.running_mean.value().to_device(&device);
