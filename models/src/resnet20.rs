@@ -6,11 +6,11 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::module::adaptive_avg_pool2d;
 use burn::tensor::{Device, Tensor, s};
 
-use crate::kernels::{batch_norm_layer, batch_norm_relu_layer, conv2d_layer};
+use crate::kernels::{add_relu, batch_norm_layer, batch_norm_relu_layer, conv2d_layer};
 
 /// Configuration of a [`ResNet20`].
 #[derive(Config, Debug)]
@@ -34,8 +34,6 @@ pub struct BasicBlock {
     pub conv2: Conv2d,
     /// Its batch norm.
     pub bn2: BatchNorm,
-    /// ReLU.
-    pub relu: Relu,
     /// Channels added by the shortcut's zero padding (0 for the identity shortcut).
     pub pad_channels: usize,
     /// Whether the shortcut subsamples by 2.
@@ -57,7 +55,6 @@ impl BasicBlock {
             bn1: BatchNormConfig::new(c_out).init(device),
             conv2: conv3x3(c_out, c_out, 1, device),
             bn2: BatchNormConfig::new(c_out).init(device),
-            relu: Relu::new(),
             pad_channels: c_out - c_in,
             downsample: stride == 2,
         }
@@ -82,7 +79,7 @@ impl BasicBlock {
             let after = Tensor::<4>::zeros([b, self.pad_channels - half, h, w], &device);
             shortcut = Tensor::cat(vec![before, shortcut, after], 1);
         }
-        self.relu.forward(out + shortcut)
+        add_relu(out, shortcut)
     }
 }
 
@@ -93,8 +90,6 @@ pub struct ResNet20 {
     pub conv: Conv2d,
     /// Stem batch norm.
     pub bn: BatchNorm,
-    /// ReLU.
-    pub relu: Relu,
     /// The nine basic blocks (three per stage).
     pub blocks: Vec<BasicBlock>,
     /// Linear head 64 -> num_outputs.
@@ -116,7 +111,6 @@ impl ResNet20Config {
         ResNet20 {
             conv: conv3x3(self.in_channels, 16, 1, device),
             bn: BatchNormConfig::new(16).init(device),
-            relu: Relu::new(),
             blocks,
             head: LinearConfig::new(64, self.num_outputs).init(device),
         }

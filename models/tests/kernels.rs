@@ -14,7 +14,9 @@ use burn::nn::{BatchNorm, BatchNormConfig};
 use burn::optim::GradientsParams;
 use burn::tensor::activation;
 use burn::tensor::{Device, Tensor, TensorData};
-use rankrisk_models::kernels::{batch_norm_layer, batch_norm_relu_layer, conv2d, with_burn_ops};
+use rankrisk_models::kernels::{
+    add_relu, batch_norm_layer, batch_norm_relu_layer, conv2d, with_burn_ops,
+};
 use rankrisk_models::{DenseNet121Config, ResNet20Config};
 
 #[allow(deprecated)] // ndarray stays a supported CPU backend in rankrisk
@@ -66,7 +68,7 @@ type ConvCase = ([usize; 4], [usize; 4], usize, usize, bool);
 fn convolutions_match_burns_op_with_every_gradient() {
     // (input [B, C, H, W], weight [C_out, C, kh, kw], stride, padding, bias): ResNet-20's and
     // DenseNet121's shapes, scaled down, and odd ones.
-    let cases: [ConvCase; 9] = [
+    let cases: [ConvCase; 12] = [
         ([4, 3, 12, 12], [8, 3, 3, 3], 1, 1, false),
         ([4, 8, 12, 12], [16, 8, 3, 3], 2, 1, false),
         ([3, 16, 7, 7], [8, 16, 1, 1], 1, 0, false),
@@ -76,6 +78,10 @@ fn convolutions_match_burns_op_with_every_gradient() {
         ([1, 2, 5, 6], [3, 2, 3, 3], 1, 0, true),
         ([3, 4, 20, 20], [5, 4, 3, 3], 1, 1, false),
         ([3, 6, 18, 18], [4, 6, 1, 1], 1, 0, true),
+        // Stride 1 with 8 or more input channels: shifted windows, strips of several images.
+        ([5, 16, 9, 9], [16, 16, 3, 3], 1, 1, false),
+        ([3, 8, 10, 11], [6, 8, 3, 3], 1, 0, true),
+        ([37, 8, 4, 4], [8, 8, 3, 3], 1, 1, false),
     ];
     for (name, device) in devices() {
         let device = device.autodiff();
@@ -187,6 +193,42 @@ fn batch_norm_matches_burns_layer_in_training_and_inference() {
     }
 }
 
+#[test]
+fn residual_join_matches_burns_add_and_relu() {
+    for (name, device) in devices() {
+        let ad = device.clone().autodiff();
+        let dims = [3, 4, 6, 5];
+        // Both operands tracked, then only the first (the other a constant).
+        for both in [true, false] {
+            let run = |kernels: bool| {
+                let a = tensor(dims, 1, &ad).require_grad();
+                let b = tensor(dims, 2, &ad);
+                let b = if both { b.require_grad() } else { b };
+                let y = if kernels {
+                    add_relu(a.clone(), b.clone())
+                } else {
+                    activation::relu(a.clone() + b.clone())
+                };
+                let grads = (y.clone() * tensor(dims, 3, &ad)).sum().backward();
+                let mut out = vec![vec_of(y), vec_of(a.grad(&grads).unwrap())];
+                if both {
+                    out.push(vec_of(b.grad(&grads).unwrap()));
+                }
+                out
+            };
+            for (i, (a, b)) in run(true).into_iter().zip(run(false)).enumerate() {
+                assert_eq!(a, b, "{name} both {both} output/gradient {i}");
+            }
+        }
+        let (a, b) = (tensor(dims, 4, &device), tensor(dims, 5, &device));
+        assert_eq!(
+            vec_of(add_relu(a.clone(), b.clone())),
+            vec_of(activation::relu(a + b)),
+            "{name} without autodiff"
+        );
+    }
+}
+
 /// Every float parameter's gradient, in visiting order.
 struct Grads<'a>(&'a GradientsParams, Vec<Vec<f32>>);
 
@@ -240,10 +282,16 @@ fn relative_l2(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
     (num / den.max(1e-300)).sqrt()
 }
 
+/// The initialization is seeded: at 1 of 12 seeds (seed 6, both backends) one ReLU's input lies
+/// within rounding of zero for this batch, and Burn's own parameter gradients jump by 1.8e-2
+/// (max relative; 2.0e-3 over all parameters together) when the input moves by 1e-7 relative,
+/// as ours do against Burn's; at the other 11 the two agree to 2.5e-6-6e-6. An unseeded
+/// initialization made the test fail about once in ten runs.
 #[test]
 fn resnet20_matches_its_burn_op_version() {
     for (name, device) in devices() {
         let ad = device.autodiff();
+        ad.seed(0);
         let resnet = ResNet20Config::new().with_in_channels(1).init(&ad);
         let x = tensor([8, 1, 16, 16], 1, &ad);
         compare_models(
@@ -256,16 +304,20 @@ fn resnet20_matches_its_burn_op_version() {
 }
 
 /// DenseNet121 at initialization is ill-conditioned at small sizes (its last batch norms
-/// normalize 2 x 2 maps): moving the input by 1e-6 (relative) moves Burn's own parameter
-/// gradients by 0.3-1.7% (relative, all parameters together), so two f32 implementations that
-/// sum in different orders cannot agree to 1e-3 there. The kernels' gradients must be within 10
-/// times that sensitivity of Burn's (measured: 0.2-5 times), the output within 1e-4, and the
-/// kernels on ndarray equal to the kernels on flex.
+/// normalize 2 x 2 maps, and ReLU inputs lie within rounding of zero): moving the input by
+/// 1e-7, 1e-6 or 1e-5 (relative) moves Burn's own parameter gradients by up to 0.2-3%
+/// (relative, all parameters together; seeds 0-7, and which of the three moves is largest
+/// varies from seed to seed: one move alone measured 6e-6 at one seed), so two f32
+/// implementations that sum in different orders cannot agree to 1e-3 there. The kernels'
+/// gradients must be within 10 times the largest of the three moves of Burn's (measured at
+/// seeds 0-7: 0.1-1 times), the output within 1e-4, and the kernels on ndarray equal to the
+/// kernels on flex. The initialization is seeded.
 #[test]
 #[allow(deprecated)] // ndarray stays a supported CPU backend in rankrisk
 fn densenet121_matches_burns_ops_up_to_its_conditioning() {
     let flex = Device::flex().autodiff();
     let ndarray = Device::ndarray().autodiff();
+    flex.seed(0);
     let on_flex = DenseNet121Config::new().init(&flex);
     let on_ndarray = DenseNet121Config::new()
         .init(&ndarray)
@@ -273,9 +325,14 @@ fn densenet121_matches_burns_ops_up_to_its_conditioning() {
     let forward = |m: &rankrisk_models::DenseNet121, x| m.forward(x);
     let x = |d: &Device| tensor([8, 3, 64, 64], 2, d);
     let (y_burn, g_burn) = with_burn_ops(|| outputs_and_grads(&on_flex, forward, x(&flex)));
-    let moved = x(&flex).mul_scalar(1.0 + 1e-6);
-    let (_, g_moved) = with_burn_ops(|| outputs_and_grads(&on_flex, forward, moved));
-    let sensitivity = relative_l2(&g_moved, &g_burn);
+    let sensitivity = [1e-7, 1e-6, 1e-5]
+        .into_iter()
+        .map(|eps| {
+            let moved = x(&flex).mul_scalar(1.0 + eps);
+            let (_, g_moved) = with_burn_ops(|| outputs_and_grads(&on_flex, forward, moved));
+            relative_l2(&g_moved, &g_burn)
+        })
+        .fold(0.0f64, f64::max);
     let (y, g) = outputs_and_grads(&on_flex, forward, x(&flex));
     close(y, y_burn, 1e-4, "DenseNet121 output");
     let ours = relative_l2(&g, &g_burn);

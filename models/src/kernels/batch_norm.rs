@@ -15,6 +15,8 @@
 
 use rayon::prelude::*;
 
+use super::vectorized;
+
 /// The shape `[B, C, S]` of a batch-norm input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BnShape {
@@ -49,6 +51,7 @@ const LANES: usize = 8;
 
 /// `(sum (x - k), sum (x - k)^2)` over one plane, `k` a shift close to the mean (the shifted
 /// one-pass variance, stable when the mean is large against the spread).
+#[inline(always)]
 fn shifted_sums(plane: &[f32], k: f32) -> (f64, f64) {
     let (mut s1, mut s2) = ([0.0f32; LANES], [0.0f32; LANES]);
     let chunks = plane.chunks_exact(LANES);
@@ -111,7 +114,7 @@ pub fn train(s: BnShape, x: &[f32], gamma: &[f32], beta: &[f32], eps: f64, relu:
                 .unwrap_or(0.0);
             let (a, b) = s
                 .planes(x, c)
-                .map(|p| shifted_sums(p, k))
+                .map(|p| vectorized(|| shifted_sums(p, k)))
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
             let (m1, m2) = (a / s.count(), b / s.count());
             (f64::from(k) + m1, (m2 - m1 * m1).max(0.0))
@@ -134,15 +137,17 @@ fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
         .enumerate()
         .for_each(|(plane, (yp, xp))| {
             let (a, b) = affine[plane % s.channels];
-            if relu {
-                for (o, &v) in yp.iter_mut().zip(xp) {
-                    *o = (a * v + b).max(0.0);
+            vectorized(|| {
+                if relu {
+                    for (o, &v) in yp.iter_mut().zip(xp) {
+                        *o = (a * v + b).max(0.0);
+                    }
+                } else {
+                    for (o, &v) in yp.iter_mut().zip(xp) {
+                        *o = a * v + b;
+                    }
                 }
-            } else {
-                for (o, &v) in yp.iter_mut().zip(xp) {
-                    *o = a * v + b;
-                }
-            }
+            })
         });
     y
 }
@@ -187,6 +192,7 @@ pub fn inference(s: BnShape, x: &[f32], n: &Normalization<'_>, relu: bool) -> Ve
 
 /// `(sum dy, sum dy (x - m))` over one plane; with `relu`, `dy` counts only where the forward
 /// output `a x + b` was positive (the ReLU's gradient mask, recomputed).
+#[inline(always)]
 fn grad_sums(xp: &[f32], dp: &[f32], m: f32, relu: Option<(f32, f32)>) -> (f64, f64) {
     let (mut s1, mut s2) = ([0.0f32; LANES], [0.0f32; LANES]);
     let masked = |xv: f32, d: f32| match relu {
@@ -239,7 +245,7 @@ pub fn train_backward(
             let (db, dxm) = s
                 .planes(x, c)
                 .zip(s.planes(dy, c))
-                .map(|(xp, dp)| grad_sums(xp, dp, mean[c], mask))
+                .map(|(xp, dp)| vectorized(|| grad_sums(xp, dp, mean[c], mask)))
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
             (db, dxm * inv_std[c])
         })
@@ -266,17 +272,19 @@ pub fn train_backward(
         .for_each(|(plane, (out, (xp, dp)))| {
             let c = plane % s.channels;
             let (k, a, b) = coef[c];
-            if relu {
-                let (fa, fb) = forward[c];
-                for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                    let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
-                    *o = k * d + a * xv + b;
+            vectorized(|| {
+                if relu {
+                    let (fa, fb) = forward[c];
+                    for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
+                        let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
+                        *o = k * d + a * xv + b;
+                    }
+                } else {
+                    for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
+                        *o = k * d + a * xv + b;
+                    }
                 }
-            } else {
-                for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                    *o = k * d + a * xv + b;
-                }
-            }
+            })
         });
     let dgamma = sums.iter().map(|p| p.1 as f32).collect();
     let dbeta = sums.iter().map(|p| p.0 as f32).collect();

@@ -3,14 +3,18 @@
 //! Burn's CPU backends compute a convolution's gradients through generic fallbacks (the weight
 //! gradient as a convolution over swapped dimensions, the input gradient as a transposed
 //! convolution) and compose batch norm from 8 forward and 15 backward primitive ops. This module
-//! computes both directly on `f32` slices ([`conv2d`](mod@conv2d): im2col/col2im + one matrix
-//! product per image; [`batch_norm`](mod@batch_norm): two fused passes per channel), registered
-//! as Burn backend operations for flex and ndarray with a handwritten autodiff backward
-//! ([`ops::CpuKernels`]).
+//! computes both directly on `f32` slices ([`conv2d`](mod@conv2d): one matrix product per tap
+//! over shifted windows of a padded strip of images at stride 1, im2col/col2im + one product per
+//! image otherwise; [`batch_norm`](mod@batch_norm): two fused passes per channel;
+//! [`residual`](mod@residual): a ResNet block's `max(0, a + b)` in one pass), registered as Burn
+//! backend operations for flex and ndarray with a handwritten autodiff backward
+//! ([`ops::CpuKernels`]). The element-wise loops run on the widest instruction set `pulp`
+//! detects at run time.
 //!
 //! [`conv2d_layer`], [`batch_norm_layer`] and [`batch_norm_relu_layer`] (batch norm with the
 //! following ReLU fused into its passes) are drop-in forwards for Burn's [`Conv2d`] and
-//! [`BatchNorm`] modules (same parameters, same records, same running-statistics update): on a
+//! [`BatchNorm`] modules (same parameters, same records, same running-statistics update), and
+//! [`add_relu`] for `relu(a + b)`: on a
 //! flex or ndarray device with `f32` tensors they run these kernels, on every other backend
 //! (wgpu, CUDA, remote) and for what the kernels do not cover (groups, asymmetric padding, other
 //! float types) Burn's own ops. A user's own Burn model can call them the same way.
@@ -36,6 +40,7 @@ pub mod conv2d;
 mod gemm;
 pub mod host;
 pub mod ops;
+pub mod residual;
 
 use std::cell::Cell;
 
@@ -46,6 +51,15 @@ use burn::nn::{BatchNorm, PaddingConfig2d};
 use burn::tensor::{DType, Tensor};
 
 use ops::CpuKernels;
+
+/// Run `f` compiled for the widest instruction set this CPU has that `pulp` detects at run
+/// time (AVX2 + FMA on x86-64-v3 machines; SSE2 otherwise): the element-wise loops of the
+/// kernels, written as plain loops over fixed-size lanes, vectorize to 8 lanes instead of the
+/// baseline's 4. Rust does not contract `a * b + c` into an FMA, so the results are the same
+/// on every instruction set.
+pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -92,6 +106,19 @@ pub fn conv2d(
         }
         None => out,
     }
+}
+
+/// `max(0, a + b)`, the residual join of a ResNet block: one fused pass forward and one
+/// backward on the kernels ([`residual`](mod@residual)), Burn's addition and ReLU elsewhere
+/// (and when the shapes differ, which Burn broadcasts).
+pub fn add_relu(a: Tensor<4>, b: Tensor<4>) -> Tensor<4> {
+    if !on_kernels(&a) || a.dims() != b.dims() || b.dtype() != DType::F32 {
+        return burn::tensor::activation::relu(a + b);
+    }
+    Tensor::<4>::from_dispatch(<Dispatch as CpuKernels>::add_relu_kernel(
+        a.into_dispatch(),
+        b.into_dispatch(),
+    ))
 }
 
 /// [`Conv2d::forward`] through [`conv2d`] (explicit and valid padding; `Same` padding, which

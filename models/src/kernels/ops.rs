@@ -19,6 +19,7 @@ use burn::tensor::Shape;
 use super::batch_norm::{self, BnShape, Normalization};
 use super::conv2d::{self, ConvGeometry};
 use super::host::HostF32;
+use super::residual;
 
 /// The training batch norm's results: the output and the batch statistics per channel.
 #[derive(ExtensionType)]
@@ -63,6 +64,9 @@ pub trait CpuKernels: Backend {
         epsilon: f64,
         relu: bool,
     ) -> FloatTensor<Self>;
+
+    /// `max(0, a + b)` of two tensors of one shape.
+    fn add_relu_kernel(a: FloatTensor<Self>, b: FloatTensor<Self>) -> FloatTensor<Self>;
 }
 
 /// The geometry of a convolution of `x` by `weight`.
@@ -213,6 +217,20 @@ pub trait CpuCompute: HostF32 {
             Self::tensor(db, Shape::new([s.channels])),
         ]
     }
+
+    /// `max(0, a + b)`.
+    fn add_relu_forward(a: &FloatTensor<Self>, b: &FloatTensor<Self>) -> FloatTensor<Self> {
+        let dims = Self::dims(a);
+        assert_eq!(dims, Self::dims(b), "residual operands' shapes");
+        let y = residual::add_relu(&Self::view(a), &Self::view(b));
+        Self::tensor(y, Shape::from(dims))
+    }
+
+    /// The gradient of [`Self::add_relu_forward`] for either operand, from its output `y`.
+    fn add_relu_backward(y: &FloatTensor<Self>, dy: &FloatTensor<Self>) -> FloatTensor<Self> {
+        let g = residual::add_relu_grad(&Self::view(y), &Self::view(dy));
+        Self::tensor(g, Shape::from(Self::dims(y)))
+    }
 }
 
 impl CpuCompute for Flex {}
@@ -252,6 +270,10 @@ macro_rules! cpu_kernels {
             ) -> FloatTensor<Self> {
                 Self::bn_inference(x, gamma, beta, mean, var, epsilon, relu)
             }
+
+            fn add_relu_kernel(a: FloatTensor<Self>, b: FloatTensor<Self>) -> FloatTensor<Self> {
+                Self::add_relu_forward(&a, &b)
+            }
         }
     )*};
 }
@@ -282,6 +304,32 @@ impl<B: CpuCompute> Backward<B, 2> for ConvBackward {
         }
         if let (Some(node), Some(dw)) = (node_w, dw) {
             grads.register::<B>(node.id, dw);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct AddReluBackward;
+
+impl<B: CpuCompute> Backward<B, 2> for AddReluBackward {
+    /// The forward output `y`, whose sign is the ReLU's mask.
+    type State = FloatTensor<B>;
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 2>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let dy = grads.consume::<B>(&ops.node);
+        let g = B::add_relu_backward(&ops.state, &dy);
+        match ops.parents {
+            [Some(a), Some(b)] => {
+                grads.register::<B>(a.id, g.clone());
+                grads.register::<B>(b.id, g);
+            }
+            [Some(node), None] | [None, Some(node)] => grads.register::<B>(node.id, g),
+            [None, None] => {}
         }
     }
 }
@@ -402,6 +450,18 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
                     variance: leaf(r.variance),
                 }
             }
+        }
+    }
+
+    fn add_relu_kernel(a: FloatTensor<Self>, b: FloatTensor<Self>) -> FloatTensor<Self> {
+        let y = B::add_relu_forward(a.primitive(), b.primitive());
+        match AddReluBackward
+            .prepare::<C>([a.node(), b.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => prep.finish(y.clone(), y),
+            OpsKind::UnTracked(prep) => prep.finish(y),
         }
     }
 

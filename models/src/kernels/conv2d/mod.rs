@@ -9,21 +9,51 @@
 //! - weight gradient: `dW = sum_b dY_b col(X_b)^T`.
 //!
 //! A 1 x 1 convolution with stride 1 and no padding needs no patch matrix: `col(X_b) = X_b`.
-//! Images are split over Rayon's threads; each thread keeps one patch buffer, and the weight
-//! gradient sums one accumulator per thread. Two alternatives for small maps, where one
-//! image's product is short (ResNet-20's 14 x 14 and 7 x 7 stages), were measured no faster on
-//! the project's 2-core machine and dropped: one patch matrix for the whole batch with a
-//! product split by the `gemm` crate (3.9-4.3 ms against 5.8-7.2 for the 32 -> 32 convolution
-//! at 14 x 14, forward and backward at batch 32), and groups of images with about 1,024 output
-//! positions per product (ResNet-20 step 107-139 ms against 105-137 per image, alternating
-//! runs; this machine's timings vary by 20% from one run to the next). (One patch matrix for the whole batch and one
-//! product over it, which keeps the product's inner dimension long at ResNet-20's 14 x 14 and
-//! 7 x 7 maps, measured no faster on the project's 2-core machine: 3.9-4.3 ms against 5.8-7.2
-//! for the 32 -> 32 convolution at 14 x 14, forward and backward at batch 32.)
+//!
+//! A stride-1 convolution with at least [`SHIFTED_MIN_CHANNELS`] input channels needs none
+//! either ("shifted windows"). A group of `nb` images is laid side by side in one zero-padded
+//! strip `P = [C_in, H_p, W_s]` (`H_p = H + 2 p_h`, `W_s = p_w + nb (W + p_w)`: neighbours
+//! share `p_w` zero columns, as far as a stride-1 window reaches past an image's edge). Output
+//! `(oy, ox)` of image `b` is position `q = oy W_s + b (W + p_w) + ox`, and reads
+//! `P[c, q + o_(i,j)]` for tap `(i, j)`, `o_(i,j) = i d_h W_s + j d_w`, so that
+//!
+//! - forward: `Y' = sum_(i,j) W_(i,j) P[:, o_(i,j) .. o_(i,j) + Q]`, with `W_(i,j) = W[:, :, i, j]`
+//!   (`[C_out, C_in]`) and `Q = (H_out - 1) W_s + (nb - 1)(W + p_w) + W_out`: one product per
+//!   tap over a strided window of `P`, no patch matrix; the unused positions of `Y'` (the
+//!   shared columns) are dropped when it is copied to `Y`;
+//! - input gradient: `dP[:, o_(i,j) ..][.. Q] += W_(i,j)^T dY'`, with `dY'` the output gradient
+//!   spread over the strip's positions and zeros in the unused ones; `dX` is `dP` without its
+//!   zero rows and columns;
+//! - weight gradient: `dW_(i,j) = sum_groups dY' P[:, o_(i,j) ..][.. Q]^T`.
+//!
+//! Groups hold about [`STRIP_POSITIONS`] positions, so that the products of small maps stay
+//! long (ResNet-20's 7 x 7 stage: 16 images per strip at batch 32 on 2 threads).
+//!
+//! Images (groups of images for shifted windows) are split over Rayon's threads; each thread
+//! keeps its buffers, and the weight gradient sums one accumulator per thread. Measured on the
+//! project's 2-core machine (batch 32, ResNet-20's shapes, forward + both gradients; its
+//! timings vary by 20% from one run to the next): shifted windows replaced im2col/col2im,
+//! which took a quarter of a training step copying patches (`perf` profile), and took the
+//! 16 -> 16 convolution at 28 x 28 from 5.9 to 3.4 ms, 32 -> 32 at 14 x 14 from 4.9 to 3.1 and
+//! 64 -> 64 at 7 x 7 from 5.5 to 2.7 (one image per strip: 3.8, 3.7 and 4.2). For im2col,
+//! one patch matrix for the whole batch with a product split by the `gemm` crate measured no
+//! faster and was dropped.
 
 use rayon::prelude::*;
 
 use super::gemm::{View, matmul};
+
+mod im2col;
+mod shifted;
+
+use im2col::{col2im, im2col};
+pub use shifted::STRIP_POSITIONS;
+use shifted::{Strip, forward_shifted, input_grad_shifted, taps_first, weight_grad_shifted};
+
+/// Fewer input channels than this go through im2col even at stride 1: each shifted-window
+/// product's inner dimension is `C_in`, and the grayscale stem of ResNet-20 (`C_in = 1`) took
+/// 1.0 ms forward and backward by shifted windows against 0.7 by im2col (batch 32, 28 x 28).
+pub const SHIFTED_MIN_CHANNELS: usize = 8;
 
 /// The geometry of one convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +77,15 @@ pub struct ConvGeometry {
 }
 
 impl ConvGeometry {
-    /// Output height and width: `(in + 2 p - d (k - 1) - 1) / s + 1`.
+    /// Output height and width: `(in + 2 p - d (k - 1) - 1) / s + 1`, 0 where the kernel's span
+    /// exceeds the padded input.
     pub fn output(&self) -> [usize; 2] {
         let dim = |a: usize| {
             let span = self.dilation[a] * (self.kernel[a] - 1) + 1;
-            (self.input[a] + 2 * self.padding[a]).saturating_sub(span) / self.stride[a] + 1
+            match (self.input[a] + 2 * self.padding[a]).checked_sub(span) {
+                Some(room) => room / self.stride[a] + 1,
+                None => 0,
+            }
         };
         [dim(0), dim(1)]
     }
@@ -64,6 +98,12 @@ impl ConvGeometry {
     /// Whether the patch matrix is the image itself (1 x 1, stride 1, no padding).
     fn is_pointwise(&self) -> bool {
         self.kernel == [1, 1] && self.stride == [1, 1] && self.padding == [0, 0]
+    }
+
+    /// Whether the stride-1 shifted-window products apply: any kernel but a pointwise one,
+    /// with stride 1 and at least [`SHIFTED_MIN_CHANNELS`] input channels.
+    fn is_shifted(&self) -> bool {
+        self.stride == [1, 1] && !self.is_pointwise() && self.c_in >= SHIFTED_MIN_CHANNELS
     }
 
     fn in_len(&self) -> usize {
@@ -125,86 +165,6 @@ fn add_run(dst: &mut [f32], src: &[f32]) {
     }
 }
 
-/// Row `(i, j)` of one channel's patch matrix: `out[(oy, ox)] = plane[oy s - p + i d, ...]`, 0
-/// outside the image (`out` has `H_out W_out` entries).
-fn patch_row(g: &ConvGeometry, plane: &[f32], i: usize, j: usize, out: &mut [f32]) {
-    let w = g.input[1];
-    let [oh, ow] = g.output();
-    let (ylo, yhi) = g.valid(0, i, oh);
-    let (xlo, xhi) = g.valid(1, j, ow);
-    for oy in 0..oh {
-        let out = &mut out[oy * ow..(oy + 1) * ow];
-        if oy < ylo || oy >= yhi || xlo >= xhi {
-            out.fill(0.0);
-            continue;
-        }
-        let iy = oy * g.stride[0] + i * g.dilation[0] - g.padding[0];
-        let src = &plane[iy * w..(iy + 1) * w];
-        let (head, rest) = out.split_at_mut(xlo);
-        for o in head.iter_mut().chain(rest[xhi - xlo..].iter_mut()) {
-            *o = 0.0;
-        }
-        let x0 = xlo * g.stride[1] + j * g.dilation[1] - g.padding[1];
-        if g.stride[1] == 1 {
-            copy_run(&mut out[xlo..xhi], &src[x0..x0 + (xhi - xlo)]);
-        } else {
-            for (k, o) in out[xlo..xhi].iter_mut().enumerate() {
-                *o = src[x0 + k * g.stride[1]];
-            }
-        }
-    }
-}
-
-/// The adjoint of [`patch_row`]: add `row` back into `plane`.
-fn add_patch_row(g: &ConvGeometry, row: &[f32], i: usize, j: usize, plane: &mut [f32]) {
-    let w = g.input[1];
-    let [oh, ow] = g.output();
-    let (ylo, yhi) = g.valid(0, i, oh);
-    let (xlo, xhi) = g.valid(1, j, ow);
-    if xlo >= xhi {
-        return;
-    }
-    for oy in ylo..yhi {
-        let iy = oy * g.stride[0] + i * g.dilation[0] - g.padding[0];
-        let dst = &mut plane[iy * w..(iy + 1) * w];
-        let src = &row[oy * ow + xlo..oy * ow + xhi];
-        let x0 = xlo * g.stride[1] + j * g.dilation[1] - g.padding[1];
-        if g.stride[1] == 1 {
-            add_run(&mut dst[x0..x0 + src.len()], src);
-        } else {
-            for (k, s) in src.iter().enumerate() {
-                dst[x0 + k * g.stride[1]] += s;
-            }
-        }
-    }
-}
-
-/// `(c, i, j)` of patch-matrix row `r`.
-fn tap(g: &ConvGeometry, r: usize) -> (usize, usize, usize) {
-    let [kh, kw] = g.kernel;
-    (r / (kh * kw), (r / kw) % kh, r % kw)
-}
-
-/// Fill `col` (`[C_in kh kw, H_out W_out]`) with the patches of one image `x` (`[C_in, H, W]`).
-fn im2col(g: &ConvGeometry, x: &[f32], col: &mut [f32]) {
-    let plane = g.input[0] * g.input[1];
-    let p = g.output()[0] * g.output()[1];
-    for (r, row) in col.chunks_mut(p).enumerate().take(g.k()) {
-        let (c, i, j) = tap(g, r);
-        patch_row(g, &x[c * plane..(c + 1) * plane], i, j, row);
-    }
-}
-
-/// Add the patch matrix `col` into one image gradient `dx` (`[C_in, H, W]`, zeros on entry).
-fn col2im(g: &ConvGeometry, col: &[f32], dx: &mut [f32]) {
-    let plane = g.input[0] * g.input[1];
-    let p = g.output()[0] * g.output()[1];
-    for (r, row) in col.chunks(p).enumerate().take(g.k()) {
-        let (c, i, j) = tap(g, r);
-        add_patch_row(g, row, i, j, &mut dx[c * plane..(c + 1) * plane]);
-    }
-}
-
 /// The forward convolution: `y` (`[B, C_out, H_out, W_out]`) from `x` (`[B, C_in, H, W]`) and
 /// `weight` (`[C_out, C_in, kh, kw]`), without bias.
 pub fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
@@ -212,28 +172,45 @@ pub fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
     let (k, p) = (g.k(), oh * ow);
     assert_eq!(x.len(), g.batch * g.in_len(), "conv2d input length");
     assert_eq!(weight.len(), g.c_out * k, "conv2d weight length");
-    let wv = View::rows(g.c_out, k);
     let mut y = vec![0.0f32; g.batch * g.out_len()];
-    y.par_chunks_mut(g.out_len().max(1))
-        .zip(x.par_chunks(g.in_len().max(1)))
-        .for_each_init(Vec::new, |col: &mut Vec<f32>, (yb, xb)| {
-            let src: &[f32] = if g.is_pointwise() {
-                xb
-            } else {
-                col.resize(k * p, 0.0);
-                im2col(g, xb, col);
-                col
-            };
-            matmul(
-                yb,
-                View::rows(g.c_out, p),
-                weight,
-                wv,
-                src,
-                View::rows(k, p),
-                false,
-            );
-        });
+    if g.out_len() == 0 || g.in_len() == 0 {
+        return y;
+    }
+    let shifted = g.is_shifted();
+    let wt = if shifted {
+        taps_first(g, weight)
+    } else {
+        Vec::new()
+    };
+    let nb = if shifted { Strip::images(g) } else { 1 };
+    let wv = View::rows(g.c_out, k);
+    y.par_chunks_mut(nb * g.out_len())
+        .zip(x.par_chunks(nb * g.in_len().max(1)))
+        .for_each_init(
+            || [Vec::new(), Vec::new()],
+            |bufs: &mut [Vec<f32>; 2], (yb, xb)| {
+                if shifted {
+                    return forward_shifted(g, &wt, xb, bufs, yb);
+                }
+                let col = &mut bufs[0];
+                let src: &[f32] = if g.is_pointwise() {
+                    xb
+                } else {
+                    col.resize(k * p, 0.0);
+                    im2col(g, xb, col);
+                    col
+                };
+                matmul(
+                    yb,
+                    View::rows(g.c_out, p),
+                    weight,
+                    wv,
+                    src,
+                    View::rows(k, p),
+                    false,
+                );
+            },
+        );
     y
 }
 
@@ -246,20 +223,37 @@ pub fn input_grad(g: &ConvGeometry, weight: &[f32], dy: &[f32]) -> Vec<f32> {
         g.batch * g.out_len(),
         "conv2d output gradient length"
     );
-    let wt = View::rows(g.c_out, k).t();
     let mut dx = vec![0.0f32; g.batch * g.in_len()];
-    dx.par_chunks_mut(g.in_len().max(1))
-        .zip(dy.par_chunks(g.out_len().max(1)))
-        .for_each_init(Vec::new, |col: &mut Vec<f32>, (dxb, dyb)| {
-            let dyv = View::rows(g.c_out, p);
-            if g.is_pointwise() {
-                matmul(dxb, View::rows(k, p), weight, wt, dyb, dyv, false);
-            } else {
-                col.resize(k * p, 0.0);
-                matmul(col, View::rows(k, p), weight, wt, dyb, dyv, false);
-                col2im(g, col, dxb);
-            }
-        });
+    if g.out_len() == 0 || g.in_len() == 0 {
+        return dx;
+    }
+    let shifted = g.is_shifted();
+    let wt = if shifted {
+        taps_first(g, weight)
+    } else {
+        Vec::new()
+    };
+    let nb = if shifted { Strip::images(g) } else { 1 };
+    let wtv = View::rows(g.c_out, k).t();
+    dx.par_chunks_mut(nb * g.in_len().max(1))
+        .zip(dy.par_chunks(nb * g.out_len()))
+        .for_each_init(
+            || [Vec::new(), Vec::new()],
+            |bufs: &mut [Vec<f32>; 2], (dxb, dyb)| {
+                if shifted {
+                    return input_grad_shifted(g, &wt, dyb, bufs, dxb);
+                }
+                let dyv = View::rows(g.c_out, p);
+                if g.is_pointwise() {
+                    matmul(dxb, View::rows(k, p), weight, wtv, dyb, dyv, false);
+                } else {
+                    let col = &mut bufs[0];
+                    col.resize(k * p, 0.0);
+                    matmul(col, View::rows(k, p), weight, wtv, dyb, dyv, false);
+                    col2im(g, col, dxb);
+                }
+            },
+        );
     dx
 }
 
@@ -274,22 +268,38 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
         "conv2d output gradient length"
     );
     let dw_len = g.c_out * k;
+    if g.out_len() == 0 || g.in_len() == 0 {
+        return vec![0.0; dw_len];
+    }
+    let shifted = g.is_shifted();
     let threads = rayon::current_num_threads().max(1);
     let per = g.batch.div_ceil(threads).max(1);
     let partial: Vec<Vec<f32>> = (0..g.batch.div_ceil(per))
         .into_par_iter()
         .map(|chunk| {
             let mut dw = vec![0.0f32; dw_len];
-            let mut col = Vec::new();
-            for b in chunk * per..((chunk + 1) * per).min(g.batch) {
+            let mut bufs = [Vec::new(), Vec::new()];
+            let images = chunk * per..((chunk + 1) * per).min(g.batch);
+            if shifted {
+                let nb = Strip::images(g);
+                for b in images.step_by(nb) {
+                    let e = (b + nb).min((chunk + 1) * per).min(g.batch);
+                    let xs = &x[b * g.in_len()..e * g.in_len()];
+                    let dys = &dy[b * g.out_len()..e * g.out_len()];
+                    weight_grad_shifted(g, xs, dys, &mut bufs, &mut dw);
+                }
+                return dw;
+            }
+            for b in images {
                 let xb = &x[b * g.in_len()..(b + 1) * g.in_len()];
                 let dyb = &dy[b * g.out_len()..(b + 1) * g.out_len()];
+                let col = &mut bufs[0];
                 let src: &[f32] = if g.is_pointwise() {
                     xb
                 } else {
                     col.resize(k * p, 0.0);
-                    im2col(g, xb, &mut col);
-                    &col
+                    im2col(g, xb, col);
+                    col
                 };
                 // dW [C_out, K] += dY_b [C_out, P] col^T [P, K]
                 matmul(
@@ -312,7 +322,17 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
             *a += b;
         }
     }
-    dw
+    if !shifted {
+        return dw;
+    }
+    // [kh kw, C_out, C_in] -> [C_out, C_in, kh, kw]
+    let taps = g.kernel[0] * g.kernel[1];
+    let n = g.c_out * g.c_in;
+    let mut out = vec![0.0f32; dw_len];
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = dw[(r % taps) * n + r / taps];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -377,6 +397,12 @@ mod tests {
             g(4, [6, 7], 2, [1, 1], [2, 2], [0, 0], [1, 1]),
             g(2, [11, 10], 3, [7, 7], [2, 2], [3, 3], [1, 1]),
             g(2, [8, 9], 2, [3, 2], [1, 2], [2, 0], [2, 1]),
+            // Stride 1 by shifted windows: dilation, padding on one axis only, none, 7 x 7.
+            g(8, [8, 9], 2, [3, 2], [1, 1], [2, 0], [2, 1]),
+            g(9, [6, 5], 2, [3, 3], [1, 1], [0, 0], [1, 1]),
+            g(8, [9, 10], 3, [7, 7], [1, 1], [3, 3], [1, 1]),
+            g(8, [6, 6], 2, [3, 3], [1, 1], [0, 0], [2, 2]),
+            g(8, [4, 5], 3, [3, 3], [1, 1], [1, 1], [1, 1]),
             // Larger maps.
             g(2, [18, 17], 3, [3, 3], [1, 1], [1, 1], [1, 1]),
             g(3, [17, 16], 2, [1, 1], [1, 1], [0, 0], [1, 1]),
