@@ -31,12 +31,12 @@
 //!
 //! Images (groups of images for shifted windows) are split over Rayon's threads; each thread
 //! keeps its buffers, and the weight gradient sums one accumulator per thread. Measured on the
-//! project's 2-core machine (batch 32, ResNet-20's shapes, forward + both gradients; its
-//! timings vary by 20% from one run to the next): shifted windows replaced im2col/col2im,
-//! which took a quarter of a training step copying patches (`perf` profile), and took the
-//! 16 -> 16 convolution at 28 x 28 from 5.9 to 3.4 ms, 32 -> 32 at 14 x 14 from 4.9 to 3.1 and
-//! 64 -> 64 at 7 x 7 from 5.5 to 2.7 (one image per strip: 3.8, 3.7 and 4.2). For im2col,
-//! one patch matrix for the whole batch with a product split by the `gemm` crate measured no
+//! project's 2-core machine (`bench_step --kernels`: batch 32, forward + both gradients; its
+//! timings vary by 20% from one run to the next): shifted windows replaced im2col/col2im, which
+//! took about a quarter of a training step copying patches (`perf` profile), and took the
+//! 16 -> 16 convolution at 28 x 28 from 5.9 to 3.4 ms, 32 -> 32 at 14 x 14 from 4.9 to 3.5 and
+//! 64 -> 64 at 7 x 7 from 5.5 to 2.7 (one image per strip: 4.8, 4.1 and 3.9). For im2col, one
+//! patch matrix for the whole batch with a product split by the `gemm` crate measured no
 //! faster and was dropped.
 
 use rayon::prelude::*;
