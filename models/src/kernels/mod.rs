@@ -121,7 +121,7 @@ pub fn add_relu(a: Tensor<4>, b: Tensor<4>) -> Tensor<4> {
     ))
 }
 
-/// [`Conv2d::forward`] through [`conv2d`] (explicit and valid padding; `Same` padding, which
+/// [`Conv2d::forward`] through [`conv2d`](fn@conv2d) (explicit and valid padding; `Same` padding, which
 /// Burn resolves per input size, goes to [`Conv2d::forward`]).
 pub fn conv2d_layer(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
     let padding = match conv.padding {

@@ -1,6 +1,7 @@
 //! The kernels as Burn backend operations: [`CpuKernels`] is a backend extension
 //! (`#[backend_extension]`) implemented on flex and ndarray by the slice kernels of
-//! [`super::conv2d`] and [`super::batch_norm`], and on `Autodiff<B>` with a handwritten backward
+//! [`super::conv2d`](mod@super::conv2d), [`super::batch_norm`](mod@super::batch_norm) and
+//! [`super::residual`](mod@super::residual), and on `Autodiff<B>` with a handwritten backward
 //! that calls the same kernels for the gradients.
 
 // ndarray stays a supported CPU backend in rankrisk (deprecated in burn 0.22).
