@@ -52,14 +52,14 @@ impl Strip {
         }
     }
 
-    /// Images per strip for this geometry: about [`STRIP_POSITIONS`] positions, at most an
-    /// equal share of the batch per thread.
+    /// Images per strip for this geometry: about [`STRIP_POSITIONS`] positions, at most
+    /// [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES) (not a share per thread: the strips, and
+    /// with them the sums' order, must not depend on the thread count).
     pub(super) fn images(g: &ConvGeometry) -> usize {
         let per_image = g.output()[0] * (g.input[1] + g.padding[1]);
-        let share = g.batch.div_ceil(rayon::current_num_threads().max(1));
         STRIP_POSITIONS
             .div_ceil(per_image.max(1))
-            .clamp(1, share.max(1))
+            .clamp(1, super::GRAD_CHUNK_IMAGES)
     }
 
     /// Entries of a strip of `channels` channels.
