@@ -9,23 +9,28 @@ use super::vectorized;
 /// Elements per parallel task.
 const CHUNK: usize = 1 << 14;
 
+/// `f(a_i, b_i)` element-wise, in parallel chunks, each compiled for the widest instruction set.
+fn zip_map(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32> {
+    let mut out = vec![0.0f32; a.len()];
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+        .for_each(|(oc, (ac, bc))| {
+            vectorized(|| {
+                for ((o, &u), &v) in oc.iter_mut().zip(ac).zip(bc) {
+                    *o = f(u, v);
+                }
+            })
+        });
+    out
+}
+
 /// `max(0, a + b)` element-wise.
 ///
 /// # Panics
 /// When `a` and `b` differ in length.
 pub fn add_relu(a: &[f32], b: &[f32]) -> Vec<f32> {
     assert_eq!(a.len(), b.len(), "residual operands' lengths");
-    let mut y = vec![0.0f32; a.len()];
-    y.par_chunks_mut(CHUNK)
-        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-        .for_each(|(yc, (ac, bc))| {
-            vectorized(|| {
-                for ((o, &u), &v) in yc.iter_mut().zip(ac).zip(bc) {
-                    *o = (u + v).max(0.0);
-                }
-            })
-        });
-    y
+    zip_map(a, b, |u, v| (u + v).max(0.0))
 }
 
 /// `dy` where the forward output `y` is positive, 0 elsewhere: the gradient of [`add_relu`]
@@ -35,17 +40,7 @@ pub fn add_relu(a: &[f32], b: &[f32]) -> Vec<f32> {
 /// When `y` and `dy` differ in length.
 pub fn add_relu_grad(y: &[f32], dy: &[f32]) -> Vec<f32> {
     assert_eq!(y.len(), dy.len(), "residual gradient length");
-    let mut g = vec![0.0f32; y.len()];
-    g.par_chunks_mut(CHUNK)
-        .zip(y.par_chunks(CHUNK).zip(dy.par_chunks(CHUNK)))
-        .for_each(|(gc, (yc, dc))| {
-            vectorized(|| {
-                for ((o, &u), &d) in gc.iter_mut().zip(yc).zip(dc) {
-                    *o = if u > 0.0 { d } else { 0.0 };
-                }
-            })
-        });
-    g
+    zip_map(y, dy, |u, d| if u > 0.0 { d } else { 0.0 })
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ mod shifted;
 
 use im2col::{col2im, im2col};
 pub use shifted::STRIP_POSITIONS;
-use shifted::{Strip, forward_shifted, input_grad_shifted, taps_first, weight_grad_shifted};
+use shifted::{Strip, forward_shifted, input_grad_shifted, plan, taps_last, weight_grad_shifted};
 
 /// Fewer input channels than this go through im2col even at stride 1: each shifted-window
 /// product's inner dimension is `C_in`, and the grayscale stem of ResNet-20 (`C_in = 1`) took
@@ -184,21 +184,16 @@ pub fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
     if g.out_len() == 0 || g.in_len() == 0 {
         return y;
     }
-    let shifted = g.is_shifted();
-    let wt = if shifted {
-        taps_first(g, weight)
-    } else {
-        Vec::new()
-    };
-    let nb = if shifted { Strip::images(g) } else { 1 };
+    let plan = plan(g, weight);
+    let nb = plan.as_ref().map_or(1, |p| p.1);
     let wv = View::rows(g.c_out, k);
     y.par_chunks_mut(nb * g.out_len())
         .zip(x.par_chunks(nb * g.in_len().max(1)))
         .for_each_init(
             || [Vec::new(), Vec::new()],
             |bufs: &mut [Vec<f32>; 2], (yb, xb)| {
-                if shifted {
-                    return forward_shifted(g, &wt, xb, bufs, yb);
+                if let Some((wt, _)) = &plan {
+                    return forward_shifted(g, wt, xb, bufs, yb);
                 }
                 let col = &mut bufs[0];
                 let src: &[f32] = if g.is_pointwise() {
@@ -235,21 +230,16 @@ pub fn input_grad(g: &ConvGeometry, weight: &[f32], dy: &[f32]) -> Vec<f32> {
     if g.out_len() == 0 || g.in_len() == 0 {
         return dx;
     }
-    let shifted = g.is_shifted();
-    let wt = if shifted {
-        taps_first(g, weight)
-    } else {
-        Vec::new()
-    };
-    let nb = if shifted { Strip::images(g) } else { 1 };
+    let plan = plan(g, weight);
+    let nb = plan.as_ref().map_or(1, |p| p.1);
     let wtv = View::rows(g.c_out, k).t();
     dx.par_chunks_mut(nb * g.in_len().max(1))
         .zip(dy.par_chunks(nb * g.out_len()))
         .for_each_init(
             || [Vec::new(), Vec::new()],
             |bufs: &mut [Vec<f32>; 2], (dxb, dyb)| {
-                if shifted {
-                    return input_grad_shifted(g, &wt, dyb, bufs, dxb);
+                if let Some((wt, _)) = &plan {
+                    return input_grad_shifted(g, wt, dyb, bufs, dxb);
                 }
                 let dyv = View::rows(g.c_out, p);
                 if g.is_pointwise() {
@@ -288,9 +278,9 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
             let mut bufs = [Vec::new(), Vec::new()];
             let images = chunk * per..((chunk + 1) * per).min(g.batch);
             if shifted {
-                let nb = Strip::images(g);
+                let (nb, end) = (Strip::images(g), images.end);
                 for b in images.step_by(nb) {
-                    let e = (b + nb).min((chunk + 1) * per).min(g.batch);
+                    let e = (b + nb).min(end);
                     let xs = &x[b * g.in_len()..e * g.in_len()];
                     let dys = &dy[b * g.out_len()..e * g.out_len()];
                     weight_grad_shifted(g, xs, dys, &mut bufs, &mut dw);
@@ -329,17 +319,7 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
             *a += b;
         }
     }
-    if !shifted {
-        return dw;
-    }
-    // [kh kw, C_out, C_in] -> [C_out, C_in, kh, kw]
-    let taps = g.kernel[0] * g.kernel[1];
-    let n = g.c_out * g.c_in;
-    let mut out = vec![0.0f32; dw_len];
-    for (r, o) in out.iter_mut().enumerate() {
-        *o = dw[(r % taps) * n + r / taps];
-    }
-    out
+    if shifted { taps_last(g, &dw) } else { dw }
 }
 
 #[cfg(test)]

@@ -7,13 +7,31 @@ use super::copy_run;
 use crate::kernels::gemm::{View, matmul};
 
 /// `[kh kw, C_out, C_in]`: the weight `[C_out, C_in, kh, kw]` with its taps first.
-pub(super) fn taps_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
+fn taps_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
     let taps = g.kernel[0] * g.kernel[1];
     let mut out = vec![0.0f32; weight.len()];
     for (r, w) in weight.iter().enumerate() {
         out[(r % taps) * g.c_out * g.c_in + r / taps] = *w;
     }
     out
+}
+
+/// `[C_out, C_in, kh, kw]` from a weight gradient accumulated taps first (`[kh kw, C_out,
+/// C_in]`): the inverse of [`taps_first`].
+pub(super) fn taps_last(g: &ConvGeometry, dwt: &[f32]) -> Vec<f32> {
+    let taps = g.kernel[0] * g.kernel[1];
+    let mut out = vec![0.0f32; dwt.len()];
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = dwt[(r % taps) * g.c_out * g.c_in + r / taps];
+    }
+    out
+}
+
+/// What [`super::forward`] and [`super::input_grad`] need for shifted windows: the weight taps
+/// first and the images per strip, or `None` when the geometry goes through im2col.
+pub(super) fn plan(g: &ConvGeometry, weight: &[f32]) -> Option<(Vec<f32>, usize)> {
+    g.is_shifted()
+        .then(|| (taps_first(g, weight), Strip::images(g)))
 }
 
 /// Output positions per shifted-window product that a group of images aims at: groups of
@@ -87,6 +105,22 @@ impl Strip {
     fn pixel(&self, g: &ConvGeometry, c: usize, b: usize, y: usize) -> usize {
         (c * self.hp + y + g.padding[0]) * self.ws + g.padding[1] + b * self.pitch
     }
+
+    /// Start of image `b`'s output row `y` in row `c` of a product (`[C_out, Q]`).
+    fn position(&self, c: usize, b: usize, y: usize) -> usize {
+        c * self.q + y * self.ws + b * self.pitch
+    }
+
+    /// `(b, c, y, r)` for every row `y` of every channel `c` of every image `b` of the strip,
+    /// `r` that row's index in the images' own layout `[nb, channels, rows, ..]`.
+    fn rows(
+        &self,
+        channels: usize,
+        rows: usize,
+    ) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        (0..self.nb * channels * rows)
+            .map(move |r| (r / (channels * rows), r / rows % channels, r % rows, r))
+    }
 }
 
 /// `buffer` as `len` zeros when its length differs (a new layout), else as it is.
@@ -102,14 +136,9 @@ fn zeros_once(buffer: &mut Vec<f32>, len: usize) {
 fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut Vec<f32>) {
     let [h, w] = g.input;
     zeros_once(padded, st.len(g.c_in));
-    for b in 0..st.nb {
-        for c in 0..g.c_in {
-            for y in 0..h {
-                let src = ((b * g.c_in + c) * h + y) * w;
-                let dst = st.pixel(g, c, b, y);
-                copy_run(&mut padded[dst..dst + w], &x[src..src + w]);
-            }
-        }
+    for (b, c, y, r) in st.rows(g.c_in, h) {
+        let dst = st.pixel(g, c, b, y);
+        copy_run(&mut padded[dst..dst + w], &x[r * w..(r + 1) * w]);
     }
 }
 
@@ -118,14 +147,9 @@ fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut Vec<f32>) {
 fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut Vec<f32>) {
     let [oh, ow] = g.output();
     zeros_once(wide, g.c_out * st.q);
-    for b in 0..st.nb {
-        for c in 0..g.c_out {
-            for y in 0..oh {
-                let src = ((b * g.c_out + c) * oh + y) * ow;
-                let dst = c * st.q + y * st.ws + b * st.pitch;
-                copy_run(&mut wide[dst..dst + ow], &dy[src..src + ow]);
-            }
-        }
+    for (b, c, y, r) in st.rows(g.c_out, oh) {
+        let dst = st.position(c, b, y);
+        copy_run(&mut wide[dst..dst + ow], &dy[r * ow..(r + 1) * ow]);
     }
 }
 
@@ -154,14 +178,9 @@ pub(super) fn forward_shifted(
             t > 0,
         );
     }
-    for b in 0..st.nb {
-        for c in 0..g.c_out {
-            for r in 0..oh {
-                let dst = ((b * g.c_out + c) * oh + r) * ow;
-                let src = c * st.q + r * st.ws + b * st.pitch;
-                copy_run(&mut y[dst..dst + ow], &wide[src..src + ow]);
-            }
-        }
+    for (b, c, row, r) in st.rows(g.c_out, oh) {
+        let src = st.position(c, b, row);
+        copy_run(&mut y[r * ow..(r + 1) * ow], &wide[src..src + ow]);
     }
 }
 
@@ -191,14 +210,9 @@ pub(super) fn input_grad_shifted(
             true,
         );
     }
-    for b in 0..st.nb {
-        for c in 0..g.c_in {
-            for y in 0..h {
-                let dst = ((b * g.c_in + c) * h + y) * w;
-                let src = st.pixel(g, c, b, y);
-                copy_run(&mut dx[dst..dst + w], &pad[src..src + w]);
-            }
-        }
+    for (b, c, y, r) in st.rows(g.c_in, h) {
+        let src = st.pixel(g, c, b, y);
+        copy_run(&mut dx[r * w..(r + 1) * w], &pad[src..src + w]);
     }
 }
 
