@@ -114,7 +114,12 @@ pub fn train(s: BnShape, x: &[f32], gamma: &[f32], beta: &[f32], eps: f64, relu:
                 .unwrap_or(0.0);
             let (a, b) = s
                 .planes(x, c)
-                .map(|p| vectorized(|| shifted_sums(p, k)))
+                .map(|p| {
+                    vectorized(
+                        #[inline(always)]
+                        || shifted_sums(p, k),
+                    )
+                })
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
             let (m1, m2) = (a / s.count(), b / s.count());
             (f64::from(k) + m1, (m2 - m1 * m1).max(0.0))
@@ -137,17 +142,20 @@ fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
         .enumerate()
         .for_each(|(plane, (yp, xp))| {
             let (a, b) = affine[plane % s.channels];
-            vectorized(|| {
-                if relu {
-                    for (o, &v) in yp.iter_mut().zip(xp) {
-                        *o = (a * v + b).max(0.0);
+            vectorized(
+                #[inline(always)]
+                || {
+                    if relu {
+                        for (o, &v) in yp.iter_mut().zip(xp) {
+                            *o = (a * v + b).max(0.0);
+                        }
+                    } else {
+                        for (o, &v) in yp.iter_mut().zip(xp) {
+                            *o = a * v + b;
+                        }
                     }
-                } else {
-                    for (o, &v) in yp.iter_mut().zip(xp) {
-                        *o = a * v + b;
-                    }
-                }
-            })
+                },
+            )
         });
     y
 }
@@ -194,22 +202,22 @@ pub fn inference(s: BnShape, x: &[f32], n: &Normalization<'_>, relu: bool) -> Ve
 /// output `a x + b` was positive (the ReLU's gradient mask, recomputed).
 #[inline(always)]
 fn grad_sums(xp: &[f32], dp: &[f32], m: f32, relu: Option<(f32, f32)>) -> (f64, f64) {
+    // Without the ReLU the mask keeps every element: `0 x + 1` is positive (and NaN for an
+    // infinite or NaN `x`, which keeps it too). One select on a comparison: the loop vectorizes.
+    let (fa, fb) = relu.unwrap_or((0.0, 1.0));
+    let keep = |xv: f32, d: f32| if fa * xv + fb <= 0.0 { 0.0 } else { d };
     let (mut s1, mut s2) = ([0.0f32; LANES], [0.0f32; LANES]);
-    let masked = |xv: f32, d: f32| match relu {
-        Some((a, b)) if a * xv + b <= 0.0 => 0.0,
-        _ => d,
-    };
     let n = xp.len() / LANES * LANES;
     for (xc, dc) in xp[..n].chunks_exact(LANES).zip(dp[..n].chunks_exact(LANES)) {
         for l in 0..LANES {
-            let d = masked(xc[l], dc[l]);
+            let d = keep(xc[l], dc[l]);
             s1[l] += d;
             s2[l] += d * (xc[l] - m);
         }
     }
     let mut tail = (0.0f64, 0.0f64);
     for (&xv, &d) in xp[n..].iter().zip(&dp[n..]) {
-        let d = f64::from(masked(xv, d));
+        let d = f64::from(keep(xv, d));
         tail.0 += d;
         tail.1 += d * f64::from(xv - m);
     }
@@ -245,7 +253,12 @@ pub fn train_backward(
             let (db, dxm) = s
                 .planes(x, c)
                 .zip(s.planes(dy, c))
-                .map(|(xp, dp)| vectorized(|| grad_sums(xp, dp, mean[c], mask)))
+                .map(|(xp, dp)| {
+                    vectorized(
+                        #[inline(always)]
+                        || grad_sums(xp, dp, mean[c], mask),
+                    )
+                })
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
             (db, dxm * inv_std[c])
         })
@@ -272,19 +285,22 @@ pub fn train_backward(
         .for_each(|(plane, (out, (xp, dp)))| {
             let c = plane % s.channels;
             let (k, a, b) = coef[c];
-            vectorized(|| {
-                if relu {
-                    let (fa, fb) = forward[c];
-                    for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                        let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
-                        *o = k * d + a * xv + b;
+            vectorized(
+                #[inline(always)]
+                || {
+                    if relu {
+                        let (fa, fb) = forward[c];
+                        for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
+                            let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
+                            *o = k * d + a * xv + b;
+                        }
+                    } else {
+                        for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
+                            *o = k * d + a * xv + b;
+                        }
                     }
-                } else {
-                    for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                        *o = k * d + a * xv + b;
-                    }
-                }
-            })
+                },
+            )
         });
     let dgamma = sums.iter().map(|p| p.1 as f32).collect();
     let dbeta = sums.iter().map(|p| p.0 as f32).collect();

@@ -15,11 +15,14 @@ fn zip_map(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32>
     out.par_chunks_mut(CHUNK)
         .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
         .for_each(|(oc, (ac, bc))| {
-            vectorized(|| {
-                for ((o, &u), &v) in oc.iter_mut().zip(ac).zip(bc) {
-                    *o = f(u, v);
-                }
-            })
+            vectorized(
+                #[inline(always)]
+                || {
+                    for ((o, &u), &v) in oc.iter_mut().zip(ac).zip(bc) {
+                        *o = f(u, v);
+                    }
+                },
+            )
         });
     out
 }
