@@ -11,7 +11,7 @@
 //! 2. core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`], [`regularizer`], [`pava`],
 //!    [`metrics`], [`plot`];
 //! 3. solvers: [`admm`] (rank-based, with its baselines), [`pauc`] (partial AUC, with its
-//!    baselines);
+//!    baselines), [`pdprox`] (the primal-dual prox method for non-smooth convex problems);
 //! 4. [`train`]: the objectives for Burn models and the image run driver;
 //! 5. [`tasks`]: data sets with their models, ready to run;
 //! 6. [`cli`]: the command line.
@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod order;
 pub mod pauc;
 pub mod pava;
+pub mod pdprox;
 pub mod plot;
 pub mod regularizer;
 pub mod remote;

@@ -27,7 +27,7 @@ const LAYERS: [&[&str]; 6] = [
         "metrics",
         "plot",
     ],
-    &["admm", "pauc"],
+    &["admm", "pauc", "pdprox"],
     &["train"],
     &["tasks"],
     &["cli"],
