@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use rankrisk::cli::fit_linear::{DataArgs, FitLinearArgs, FitLinearReport, fit};
+use rankrisk::cli::fit_pdprox::{LossSpec, PdproxArgs, RegSpec};
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::weights::Weights;
@@ -43,17 +44,18 @@ fn base(
     FitLinearArgs {
         input: DataArgs::builtin(data),
         objective,
-        loss,
-        reg,
+        loss: LossSpec::Rank(loss),
+        reg: RegSpec::Elementwise(reg),
         solver: solver.to_string(),
         rho: None,
         max_iter: 300,
-        tol: 1e-6,
+        tol: Some(1e-6),
         lr: None,
         epochs: None,
         inner: 1000,
         seed,
         json: None,
+        pdprox: PdproxArgs::default(),
     }
 }
 

@@ -213,6 +213,38 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
         )
         .file("nodata.toml", "task = \"long-tailed\"\ndata_dir = \"/nonexistent/fmnist\"\n"),
         case("unknown data set", &["fit-linear", "--data", "imagenet"], &["imagenet"]),
+        // Pdprox: settings it cannot solve, each with the reason.
+        case(
+            "pdprox with a smooth loss",
+            &["fit-linear", "--data", "australian", "--solver", "pdprox-dual"],
+            &["logistic", "bilinear dual", "admm"],
+        ),
+        case(
+            "pdprox with nonconvex weights",
+            &["fit-linear", "--data", "australian", "--solver", "pdprox-primal", "--loss", "hinge", "--objective", "aorr:m=5,k=50"],
+            &["not convex", "bilinear dual"],
+        ),
+        case(
+            "pdprox with a nonconvex regularizer",
+            &["fit-linear", "--data", "australian", "--solver", "pdprox-dual", "--loss", "hinge", "--reg", "mcp:0.1,3"],
+            &["nonconvex", "admm"],
+        ),
+        case(
+            "a pdprox loss with admm",
+            &["fit-linear", "--data", "australian", "--loss", "absolute"],
+            &["absolute", "pdprox-dual"],
+        ),
+        case(
+            "group lasso without groups",
+            &["fit-linear", "--data", "australian", "--solver", "pdprox-dual", "--loss", "hinge", "--reg", "group:0.1"],
+            &["--groups"],
+        ),
+        case(
+            "groups of another length",
+            &["fit-linear", "--data", "australian", "--solver", "pdprox-dual", "--loss", "hinge", "--reg", "group:0.1", "--groups", "{dir}/groups.txt"],
+            &["3 group labels for 14 features"],
+        )
+        .file("groups.txt", "a b c\n"),
     ];
     // Image data: a folder of Fashion-MNIST files with a wrong IDX magic number.
     let mut idx = vec![0u8, 0, 0x0d, 3, 0, 0, 0, 1, 0, 0, 0, 28, 0, 0, 0, 28];

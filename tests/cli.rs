@@ -253,6 +253,90 @@ fn fit_linear_writes_the_documented_json() {
 }
 
 #[test]
+fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-pdprox-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut objectives = Vec::new();
+    for solver in ["admm", "pdprox-dual", "pdprox-primal"] {
+        let json = dir.join(format!("{solver}.json"));
+        let out = rankrisk(
+            &[
+                "fit-linear",
+                "--data",
+                "australian",
+                "--objective",
+                "cvar:q=0.7",
+                "--loss",
+                "hinge",
+                "--reg",
+                "l2:0.01",
+                "--solver",
+                solver,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &[],
+            None,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{solver}: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["converged"], true, "{solver}: {v}");
+        if solver != "admm" {
+            for key in [
+                "objective",
+                "gap",
+                "iterations",
+                "passes",
+                "seconds",
+                "converged",
+            ] {
+                assert!(!v[key].is_null(), "{solver}: missing {key}");
+            }
+            let gap = v["gap"].as_f64().unwrap();
+            assert!((0.0..=1e-4).contains(&gap), "{solver}: gap {gap}");
+            assert!(v["passes"].as_u64().unwrap() >= 2 * v["iterations"].as_u64().unwrap());
+            assert!(v["history"][0]["gap"].is_number());
+            assert!(!err.contains("warning"), "{err}");
+        }
+        objectives.push((v["objective"].as_f64().unwrap(), v["gap"].as_f64()));
+    }
+    // Within the certified gap of ADMM's optimum (ADMM's own tolerance is 1e-6 relative).
+    for (obj, gap) in &objectives[1..] {
+        assert!(
+            (obj - objectives[0].0).abs() <= gap.unwrap() + 1e-5,
+            "{objectives:?}"
+        );
+    }
+    // A cap that stops it early says so.
+    let out = rankrisk(
+        &[
+            "fit-linear",
+            "--data",
+            "australian",
+            "--loss",
+            "hinge",
+            "--reg",
+            "l1:0.01",
+            "--solver",
+            "pdprox-dual",
+            "--max-iter",
+            "20",
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: Pdprox stopped at the iteration cap (20)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn fit_linear_bad_inputs_are_exit_2() {
     let dir = std::env::temp_dir().join(format!("rankrisk-cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,5 +1,6 @@
-//! `rankrisk fit-linear`: a rank-based objective on a linear model, by ADMM, sADMM or a
-//! baseline, on a built-in set (with the paper's preprocessing and split) or on files.
+//! `rankrisk fit-linear`: a rank-based objective on a linear model, by ADMM, sADMM, a
+//! baseline or Pdprox, on a built-in set (with the paper's preprocessing and split) or on
+//! files.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,9 +11,8 @@ use rankrisk_datasets::{DataError, LabelColumn, Tabular, load_builtin, read_csv,
 use crate::admm::baselines::{self, DcaConfig, Method, Problem, StochasticConfig};
 use crate::admm::linear::{self, AdmmConfig, LinearData};
 use crate::admm::{GammaSchedule, RhoSchedule};
-use crate::loss::Loss;
+use crate::cli::fit_pdprox::{self, LossSpec, PdproxArgs, RegSpec};
 use crate::metrics::{Fairness, accuracy, fairness};
-use crate::regularizer::Regularizer;
 use crate::weights::Weights;
 
 /// The data options shared by the linear fitting commands.
@@ -58,26 +58,31 @@ pub struct FitLinearArgs {
     /// aorr-literal:m=..,k=.., ehrm:a=..,b=.., cpt:gamma=0.61,delta=0.69,b=..
     #[arg(long, default_value = "erm")]
     pub objective: Weights,
-    /// Individual loss: logistic, hinge, exponential, sqhinge, smooth-hinge:delta=D.
+    /// Individual loss: logistic, hinge, exponential, sqhinge, smooth-hinge:delta=D; for the
+    /// pdprox solvers hinge, generalized-hinge:a=A, absolute, eps-insensitive:eps=E (the
+    /// labels are the targets of the last two).
     #[arg(long, default_value = "logistic")]
-    pub loss: Loss,
-    /// Regularizer: none, l2:MU (MU/2 ||w||^2), l1:MU (MU ||w||_1), enet:L1,L2, mcp:L,T, scad:L,A.
+    pub loss: LossSpec,
+    /// Regularizer: none, l2:MU (MU/2 ||w||^2), l1:MU (MU ||w||_1), enet:L1,L2, mcp:L,T,
+    /// scad:L,A; for the pdprox solvers also group:MU (MU sum_g sqrt(d_g) ||w_g||, --groups).
     #[arg(long, default_value = "l2:0.01")]
-    pub reg: Regularizer,
-    /// Solver: admm, sadmm, sgd, lsvrg (non-uniform), lsvrg-u (uniform), dca (AoRR only).
+    pub reg: RegSpec,
+    /// Solver: admm, sadmm, sgd, lsvrg (non-uniform), lsvrg-u (uniform), dca (AoRR only),
+    /// pdprox-dual, pdprox-primal (convex objectives: erm, cvar, topk, extremile r >= 1, esrm).
     #[arg(long, default_value = "admm")]
     pub solver: String,
     /// Penalty schedule for admm/sadmm: srm, aorr, ehrm (Table 6), fixed:R, balanced:R0,MU,TAU,
     /// adaptive[:R0,F,EPS,MAX], ... (default: constant max sigma / 2 for convex problems, ehrm for CPT, max sigma / 2 growing x1.02 per iteration for other nonconvex ones).
     #[arg(long)]
     pub rho: Option<RhoSchedule>,
-    /// ADMM iteration cap (the rank-based paper: 300; a warning says when it stops the run
-    /// before the residuals reach --tol).
+    /// ADMM or Pdprox iteration cap (the rank-based paper: 300; a warning says when it stops
+    /// the run before --tol is reached).
     #[arg(long, default_value_t = 10_000)]
     pub max_iter: usize,
-    /// ADMM relative residual tolerance.
-    #[arg(long, default_value_t = 1e-6)]
-    pub tol: f64,
+    /// ADMM relative residual tolerance (default 1e-6), Pdprox duality gap (default 1e-4, the
+    /// Pdprox paper's section 5.5).
+    #[arg(long)]
+    pub tol: Option<f64>,
     /// Learning rate of sgd/lsvrg/dca (default: the paper's grid search for sgd/lsvrg, Tables 8-9 value 0.01 for dca).
     #[arg(long)]
     pub lr: Option<f64>,
@@ -93,6 +98,9 @@ pub struct FitLinearArgs {
     /// Write the result as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Options of the pdprox solvers.
+    #[command(flatten)]
+    pub pdprox: PdproxArgs,
 }
 
 /// The JSON written by `fit-linear`.
@@ -116,20 +124,26 @@ pub struct FitLinearReport {
     pub test_accuracy: f64,
     /// Fairness metrics on the test set, where the data carries groups.
     pub test_fairness: Option<Fairness>,
-    /// Iterations (ADMM) or epochs (baselines).
+    /// Iterations (ADMM, Pdprox) or epochs (baselines).
     pub iterations: usize,
-    /// ADMM: whether both relative residuals reached `--tol` before `--max-iter`; `None` for
-    /// the baselines, which run a fixed budget of epochs.
+    /// ADMM: whether both relative residuals reached `--tol` before `--max-iter`; Pdprox:
+    /// whether the duality gap did; `None` for the baselines, which run a fixed budget of
+    /// epochs.
     pub converged: Option<bool>,
     /// ADMM: the final relative primal and dual residuals (compared with `--tol`).
     pub residuals: Option<[f64; 2]>,
+    /// Pdprox: the duality gap (an upper bound of the objective's distance to the optimum).
+    pub gap: Option<f64>,
+    /// Pdprox: passes over the data (products with X or X^T, the gap checks included).
+    pub passes: Option<usize>,
     /// Wall time of the solve (for sgd/lsvrg without --lr, of the final run after the grid search).
     pub seconds: f64,
     /// Learning rate used by a stochastic solver.
     pub lr: Option<f64>,
-    /// Weights of the linear model.
+    /// Weights of the linear model (Pdprox: the better of the averaged and the last iterate;
+    /// with `--bias` the bias last).
     pub w: Vec<f64>,
-    /// Per-iteration (ADMM) or per-epoch (baselines) history.
+    /// Per-iteration (ADMM), per-epoch (baselines) or per-gap-check (Pdprox) history.
     pub history: serde_json::Value,
 }
 
@@ -243,15 +257,44 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     let mut start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
     let mut convergence = None;
+    let mut pdprox_figures = None;
+    let elementwise = |solver: &str| match args.reg {
+        RegSpec::Elementwise(r) => Ok(r),
+        RegSpec::Group { .. } => Err(format!(
+            "--reg group:MU is solved by --solver pdprox-dual or pdprox-primal, not {solver}"
+        )),
+    };
+    if args.pdprox.bias && !solver.starts_with("pdprox") {
+        return Err(format!(
+            "--bias is an option of the pdprox solvers (--intercept adds a constant feature for              {solver})"
+        ));
+    }
     let (w, objective, iterations, lr, history) = match solver.as_str() {
+        "pdprox-dual" | "pdprox-primal" => {
+            let res = fit_pdprox::fit(
+                &train,
+                &solver,
+                args.loss,
+                &args.objective,
+                args.reg,
+                &args.pdprox,
+                args.max_iter,
+                args.tol.unwrap_or(1e-4),
+            )?;
+            let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
+            convergence = Some((res.converged, [f64::NAN; 2]));
+            pdprox_figures = Some((res.gap, res.passes));
+            let (w, objective) = res.best();
+            (w.to_vec(), objective, res.iterations, None, history)
+        }
         "admm" | "sadmm" => {
             let cfg = AdmmConfig {
-                loss: args.loss,
+                loss: args.loss.rank(&solver)?,
                 weights: args.objective.clone(),
-                reg: args.reg,
+                reg: elementwise(&solver)?,
                 rho: args.rho,
                 max_iter: args.max_iter,
-                tol: args.tol,
+                tol: args.tol.unwrap_or(1e-6),
                 smoothing: (solver == "sadmm").then(GammaSchedule::default),
                 ..AdmmConfig::default()
             };
@@ -263,9 +306,9 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         "sgd" | "lsvrg" | "lsvrg-u" | "dca" => {
             let problem = Problem {
                 data,
-                loss: args.loss,
+                loss: args.loss.rank(&solver)?,
                 weights: args.objective.clone(),
-                reg: args.reg,
+                reg: elementwise(&solver)?,
             };
             let (res, lr) = if solver == "dca" {
                 let cfg = DcaConfig {
@@ -303,15 +346,23 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         }
         other => {
             return Err(format!(
-                "unknown solver '{other}': expected admm, sadmm, sgd, lsvrg, lsvrg-u, dca"
+                "unknown solver '{other}': expected admm, sadmm, sgd, lsvrg, lsvrg-u, dca, \
+                 pdprox-dual, pdprox-primal"
             ));
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let train_scores = train.scores(&w);
+    let scores = |t: &Tabular| {
+        if args.pdprox.bias {
+            t.scores(&w[..t.d]).iter().map(|s| s + w[t.d]).collect()
+        } else {
+            t.scores(&w)
+        }
+    };
+    let train_scores: Vec<f64> = scores(&train);
     let (test_accuracy, test_fairness) = match &test {
         Some(t) => {
-            let s = t.scores(&w);
+            let s: Vec<f64> = scores(t);
             (
                 accuracy(&s, &t.y),
                 t.group.as_ref().map(|g| fairness(&s, &t.y, g)),
@@ -331,7 +382,11 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         test_fairness,
         iterations,
         converged: convergence.map(|c| c.0),
-        residuals: convergence.map(|c| c.1),
+        residuals: convergence
+            .filter(|_| pdprox_figures.is_none())
+            .map(|c| c.1),
+        gap: pdprox_figures.map(|p| p.0),
+        passes: pdprox_figures.map(|p| p.1),
         seconds,
         lr,
         w,
@@ -358,12 +413,20 @@ pub fn run(args: &FitLinearArgs) -> Result<(), String> {
         report.iterations,
         report.seconds
     );
-    if report.converged == Some(false) {
+    if let (Some(false), Some(gap)) = (report.converged, report.gap) {
+        eprintln!(
+            "warning: Pdprox stopped at the iteration cap ({}) before the duality gap reached \
+             {:.0e}: gap {gap:.2e} (raise --max-iter)",
+            report.iterations,
+            args.tol.unwrap_or(1e-4)
+        );
+    } else if report.converged == Some(false) {
         let [p, d] = report.residuals.unwrap_or([f64::NAN; 2]);
         eprintln!(
             "warning: ADMM stopped at the iteration cap ({}) before converging: relative \
              residuals primal {p:.2e}, dual {d:.2e}, tolerance {:.0e} (raise --max-iter)",
-            report.iterations, args.tol
+            report.iterations,
+            args.tol.unwrap_or(1e-6)
         );
     }
     if let Some(path) = &args.json {

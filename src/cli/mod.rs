@@ -12,6 +12,7 @@ pub mod args;
 pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
+pub mod fit_pdprox;
 pub mod grid;
 pub mod metrics;
 pub mod pava;
@@ -38,7 +39,7 @@ pub enum Command {
     Info,
     /// Solve the z-subproblem (10) by the refined PAVA for a JSON input (see the README).
     Pava(pava::PavaArgs),
-    /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA).
+    /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA, Pdprox).
     FitLinear(Box<fit_linear::FitLinearArgs>),
     /// Maximize the partial AUC over an FPR range for a linear model (AGD-SBCD or a baseline).
     FitPauc(Box<fit_pauc::FitPaucArgs>),
