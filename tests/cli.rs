@@ -309,6 +309,42 @@ fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
             "{objectives:?}"
         );
     }
+    // The group lasso over pairs of features, the absolute loss and a free bias.
+    let json = dir.join("group.json");
+    let out = rankrisk(
+        &[
+            "fit-linear",
+            "--data",
+            "australian",
+            "--loss",
+            "absolute",
+            "--reg",
+            "group:0.01",
+            "--groups",
+            "size=2",
+            "--bias",
+            "--solver",
+            "pdprox-primal",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["converged"], true);
+    assert_eq!(
+        v["w"].as_array().unwrap().len(),
+        15,
+        "14 weights and the bias"
+    );
+    assert!(v["test_accuracy"].as_f64().unwrap() > 0.7);
     // A cap that stops it early says so.
     let out = rankrisk(
         &[

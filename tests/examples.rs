@@ -134,6 +134,7 @@ fn every_example_answers_help() {
         "learner",
         "bench_models",
         "bench_train_step",
+        "reproduce_pdprox",
     ] {
         let bin = examples.join(name);
         let out = Command::new(&bin)

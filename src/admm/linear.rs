@@ -434,6 +434,8 @@ pub fn solve(
             dw_norm,
             d_norm: lambda_max.sqrt(),
             z_norm: norm(&z),
+            primal_relative,
+            dual_relative,
         };
         rho = schedule.next(k, rho, &progress);
         if !(rho.is_finite() && rho > 0.0) {

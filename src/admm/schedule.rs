@@ -71,7 +71,33 @@ pub enum RhoSchedule {
         /// Change factor (customary: 2).
         tau: f64,
     },
+    /// Residual balancing on the relative residuals that the stop test compares with `tol`
+    /// (`||z - D w|| / max(||z||, ||D w||, 1)` and `rho ||D (w+ - w)|| / max(||lambda||, 1)`),
+    /// every `period` iterations: `rho * tau` when the primal one exceeds `mu` times the dual
+    /// one, `rho / tau` in the opposite case; frozen after 40 checks.
+    ///
+    /// Measured (`normalized:S,10,2,10`, `S = max sigma / 2`; the 48 convex cells of
+    /// australian, phoneme, titanic, splice: ERM, CVaR 0.8 and 0.3, logistic and hinge, l1 and
+    /// l2 at 0.01, seed 0): the residual test is met on all 48 within 10,000 iterations (39,190
+    /// in all) where the constant `S` misses it on four (80,956 in all), with the same
+    /// objectives to 6 digits. Not the default: the residual test can stop it early, on the
+    /// whole phoneme set (ERM, hinge, l1) after 710 iterations 7.7e-4 (relative) above the
+    /// optimum that a duality gap certifies.
+    Normalized {
+        /// `rho_0`.
+        rho0: f64,
+        /// Imbalance that triggers a change.
+        mu: f64,
+        /// Change factor.
+        tau: f64,
+        /// Iterations between two checks.
+        period: usize,
+    },
 }
+
+/// Checks of [`RhoSchedule::Normalized`] before the penalty is frozen (ADMM with a varying
+/// penalty converges when the penalty is eventually constant).
+const CHECKS: usize = 40;
 
 impl RhoSchedule {
     /// Table 6 for spectral risks: `1e-5 * 1.2^k`.
@@ -136,7 +162,8 @@ impl RhoSchedule {
             | RhoSchedule::Stepped { rho0, .. }
             | RhoSchedule::Residual { rho0, .. }
             | RhoSchedule::Adaptive { rho0, .. }
-            | RhoSchedule::Balanced { rho0, .. } => rho0,
+            | RhoSchedule::Balanced { rho0, .. }
+            | RhoSchedule::Normalized { rho0, .. } => rho0,
         }
     }
 
@@ -185,6 +212,20 @@ impl RhoSchedule {
                 pos("adaptive", "eps > 0", eps)?;
                 pos("adaptive", "rho_max > 0", rho_max)?;
                 check(factor >= 1.0, "adaptive", "factor >= 1", factor.to_string())
+            }
+            RhoSchedule::Normalized {
+                rho0,
+                mu,
+                tau,
+                period,
+            } => {
+                pos("normalized", "rho0 > 0", rho0)?;
+                check(
+                    mu >= 1.0 && tau >= 1.0 && mu.is_finite() && tau.is_finite() && period >= 1,
+                    "normalized",
+                    "mu >= 1, tau >= 1 and period >= 1",
+                    format!("mu = {mu}, tau = {tau}, period = {period}"),
+                )
             }
             RhoSchedule::Balanced { rho0, mu, tau } => {
                 pos("balanced", "rho0 > 0", rho0)?;
@@ -248,6 +289,20 @@ impl RhoSchedule {
                     rho
                 }
             }
+            RhoSchedule::Normalized {
+                mu, tau, period, ..
+            } => {
+                let (p, d) = (progress.primal_relative, progress.dual_relative);
+                if (k + 1) % period != 0 || k + 1 > CHECKS * period {
+                    rho
+                } else if p > mu * d {
+                    rho * tau
+                } else if d > mu * p {
+                    rho / tau
+                } else {
+                    rho
+                }
+            }
         }
     }
 }
@@ -267,6 +322,10 @@ pub struct Progress {
     pub d_norm: f64,
     /// `||z_{k+1}||`.
     pub z_norm: f64,
+    /// The relative primal residual of the stop test.
+    pub primal_relative: f64,
+    /// The relative dual residual of the stop test.
+    pub dual_relative: f64,
 }
 
 impl fmt::Display for RhoSchedule {
@@ -299,6 +358,12 @@ impl fmt::Display for RhoSchedule {
                 write!(f, "adaptive:{rho0},{factor},{eps},{rho_max}")
             }
             RhoSchedule::Balanced { rho0, mu, tau } => write!(f, "balanced:{rho0},{mu},{tau}"),
+            RhoSchedule::Normalized {
+                rho0,
+                mu,
+                tau,
+                period,
+            } => write!(f, "normalized:{rho0},{mu},{tau},{period}"),
         }
     }
 }
@@ -309,7 +374,7 @@ impl FromStr for RhoSchedule {
     /// `srm`, `aorr`, `ehrm` (Table 6), `fixed:RHO`, `geometric:RHO0,FACTOR`,
     /// `stepped:RHO0,BASE,OFFSET,PERIOD`, `residual:RHO0,SLOW,FAST,THRESHOLD`,
     /// `adaptive:RHO0,FACTOR,EPS,RHO_MAX` (`adaptive` alone: `1e-3,1.5,1e-6,1e8`),
-    /// `balanced:RHO0,MU,TAU`.
+    /// `balanced:RHO0,MU,TAU`, `normalized:RHO0,MU,TAU,PERIOD`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim().to_ascii_lowercase();
         let (name, args) = s.split_once(':').unwrap_or((&s, ""));
@@ -362,6 +427,15 @@ impl FromStr for RhoSchedule {
                     tau: nums[2],
                 }
             }
+            "normalized" => {
+                need(4)?;
+                RhoSchedule::Normalized {
+                    rho0: nums[0],
+                    mu: nums[1],
+                    tau: nums[2],
+                    period: nums[3] as usize,
+                }
+            }
             "adaptive" => {
                 need(4)?;
                 RhoSchedule::Adaptive {
@@ -376,7 +450,8 @@ impl FromStr for RhoSchedule {
                     kind: SpecKind::RhoSchedule,
                     name: other.to_string(),
                     expected: "srm, aorr, ehrm, fixed:R, geometric:R0,F, stepped:R0,B,O,P, \
-                               residual:R0,S,F,T, adaptive[:R0,F,EPS,MAX], balanced:R0,MU,TAU",
+                               residual:R0,S,F,T, adaptive[:R0,F,EPS,MAX], balanced:R0,MU,TAU, \
+                               normalized:R0,MU,TAU,PERIOD",
                 });
             }
         };
@@ -486,6 +561,24 @@ mod tests {
         .sigma(100)
         .unwrap();
         assert_eq!(RhoSchedule::default_for(&cpt, false), RhoSchedule::EHRM);
+    }
+
+    #[test]
+    fn normalized_balances_relative_residuals_every_period_then_freezes() {
+        let s: RhoSchedule = "normalized:1,10,2,5".parse().unwrap();
+        let p = |primal_relative, dual_relative| Progress {
+            primal_relative,
+            dual_relative,
+            ..Progress::default()
+        };
+        assert_eq!(s.next(4, 1.0, &p(100.0, 1.0)), 2.0);
+        assert_eq!(s.next(9, 1.0, &p(1.0, 100.0)), 0.5);
+        assert_eq!(s.next(9, 1.0, &p(1.0, 2.0)), 1.0);
+        // Only at the end of a period, and never after CHECKS periods.
+        assert_eq!(s.next(3, 1.0, &p(100.0, 1.0)), 1.0);
+        assert_eq!(s.next(CHECKS * 5 + 4, 1.0, &p(100.0, 1.0)), 1.0);
+        assert_eq!(s.next(CHECKS * 5 - 1, 1.0, &p(100.0, 1.0)), 2.0);
+        assert!("normalized:1,10,2,0".parse::<RhoSchedule>().is_err());
     }
 
     #[test]

@@ -72,7 +72,9 @@ pub struct FitLinearArgs {
     #[arg(long, default_value = "admm")]
     pub solver: String,
     /// Penalty schedule for admm/sadmm: srm, aorr, ehrm (Table 6), fixed:R, balanced:R0,MU,TAU,
-    /// adaptive[:R0,F,EPS,MAX], ... (default: constant max sigma / 2 for convex problems, ehrm for CPT, max sigma / 2 growing x1.02 per iteration for other nonconvex ones).
+    /// normalized:R0,MU,TAU,PERIOD, adaptive[:R0,F,EPS,MAX], ... (default: constant
+    /// max sigma / 2 for convex problems, ehrm for CPT, max sigma / 2 growing x1.02 per
+    /// iteration for other nonconvex ones).
     #[arg(long)]
     pub rho: Option<RhoSchedule>,
     /// ADMM or Pdprox iteration cap (the rank-based paper: 300; a warning says when it stops

@@ -197,13 +197,18 @@ impl DeepAdmm {
                 dual2 += (self.u[i] - st.u_prev[i]).powi(2);
             }
             primal = primal2.sqrt();
+            let l2 = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let z_norm = l2(&st.z);
+            let dual = st.rho * dual2.sqrt();
             let progress = Progress {
                 primal_residual: primal,
-                dual_residual: st.rho * dual2.sqrt(),
+                dual_residual: dual,
                 dz_norm: st.dz_norm,
                 dw_norm: 0.0,
                 d_norm: 1.0,
-                z_norm: st.z.iter().map(|v| v * v).sum::<f64>().sqrt(),
+                z_norm,
+                primal_relative: primal / z_norm.max(l2(&self.u)).max(1.0),
+                dual_relative: dual / l2(&st.lambda).max(1.0),
             };
             st.rho = self.schedule.next(st.k - 1, st.rho, &progress);
             if !(st.rho.is_finite() && st.rho > 0.0) {
