@@ -170,8 +170,11 @@ fn section_optima(md: &mut String, seed: u64) {
     }
 }
 
+/// One point of a convergence curve: seconds, iterations, passes, objective.
+type Point = (f64, usize, usize, f64);
+
 /// First (seconds, iterations, passes) at which `objective <= target`.
-fn first_below(points: &[(f64, usize, usize, f64)], target: f64) -> String {
+fn first_below(points: &[Point], target: f64) -> String {
     points
         .iter()
         .find(|p| p.3 <= target)
@@ -190,7 +193,7 @@ fn section_vs_admm(md: &mut String, seed: u64) {
         let (train, _) =
             load_parts(&DataArgs::builtin(case.data), &[0.6, 0.4], seed).expect("data");
         let weights: Weights = case.weights.parse().expect("weights");
-        let mut runs: Vec<(String, Vec<(f64, usize, usize, f64)>)> = Vec::new();
+        let mut runs: Vec<(String, Vec<Point>)> = Vec::new();
         for (label, rho) in [
             ("ADMM default".to_string(), None),
             (

@@ -293,7 +293,7 @@ impl RhoSchedule {
                 mu, tau, period, ..
             } => {
                 let (p, d) = (progress.primal_relative, progress.dual_relative);
-                if (k + 1) % period != 0 || k + 1 > CHECKS * period {
+                if !(k + 1).is_multiple_of(period) || k + 1 > CHECKS * period {
                     rho
                 } else if p > mu * d {
                     rho * tau
