@@ -9,7 +9,12 @@
 //!   `datasets/fetch-test-data.sh`, rows scaled to unit length, split 50/50 with the seed):
 //!   `m = 100` against `m = n`, l2^2 with `lambda = 1/n`, stop at gap 1e-4;
 //! - `dual-vs-primal`: section 5.6's Table 2 design on all 32,561 a9a rows: 10^4 iterations of
-//!   each algorithm, box domain and box + `||alpha||_1 <= 100`.
+//!   each algorithm, box domain and box + `||alpha||_1 <= 100`;
+//! - `baselines`: the paper's baselines (gd, fobos, rda, agd, nest; each tuned over 21 step
+//!   multipliers, the best shown) against Pdprox at equal passes over the data, on hinge + l1
+//!   (section 5.1's loss and regularizer) on australian and phoneme; and Pegasos (all, 10% and
+//!   1% of the rows per step) against Pdprox-primal on a9a at `lambda = n^-0.5, n^-0.8, n^-1`
+//!   (Figure 6's design).
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=1 cargo run --release --example reproduce_pdprox -- [--sections optima,vs-admm,budget,dual-vs-primal] [--out examples/results/pdprox.md]
@@ -34,8 +39,8 @@ use rankrisk_datasets::{LabelColumn, Tabular, read_csv};
 #[derive(Parser, Debug)]
 #[command(about = "Pdprox against independent optima, ADMM, and the paper's sections 5.5-5.6")]
 struct Opts {
-    /// Sections to run, comma-separated: optima, vs-admm, budget, dual-vs-primal.
-    #[arg(long, default_value = "optima,vs-admm,budget,dual-vs-primal")]
+    /// Sections to run, comma-separated: optima, vs-admm, budget, dual-vs-primal, baselines.
+    #[arg(long, default_value = "optima,vs-admm,budget,dual-vs-primal,baselines")]
     sections: String,
     /// Markdown file to write (the tables printed, with the command).
     #[arg(long, default_value = "examples/results/pdprox.md")]
@@ -384,6 +389,155 @@ fn section_dual_vs_primal(md: &mut String, dir: &std::path::Path) {
     }
 }
 
+/// The best objective reached within `budget` passes on a curve of `(passes, best so far)`.
+fn at_passes(curve: &[(f64, f64)], budget: f64) -> String {
+    curve
+        .iter()
+        .take_while(|p| p.0 <= budget)
+        .map(|p| p.1)
+        .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.min(v))))
+        .map_or("-".into(), |v| format!("{v:.6}"))
+}
+
+/// Pdprox's curve of `(passes, best objective so far)` from its gap checks.
+fn pdprox_curve(res: &PdproxResult) -> Vec<(f64, f64)> {
+    let mut best = f64::INFINITY;
+    res.history
+        .iter()
+        .map(|h| {
+            best = best.min(h.objective.min(h.last_objective));
+            (h.passes as f64, best)
+        })
+        .collect()
+}
+
+fn section_baselines(md: &mut String, dir: &std::path::Path, seed: u64) {
+    use rankrisk::pdprox::baselines::{Baseline, tuned};
+    md.push_str("\n## The paper's baselines against Pdprox at equal passes over the data\n\n");
+    md.push_str("Best objective reached within a budget of passes (products with X or X^T; Pdprox's gap checks counted). Each baseline is tuned as in the paper: 21 multipliers 2^-10..2^10 of its base step (smoothing for nest) at the full budget, the best shown. Hinge + l1 (mu = 0.01), ERM, the rank-based split (60/40, seed).\n\n");
+    md.push_str(
+        "| data | method | 40 passes | 400 passes | 4,000 passes |\n|---|---|---|---|---|\n",
+    );
+    let reg = Regularizer::L1 { mu: 0.01 };
+    let penalty = Penalty::elementwise(reg).expect("l1");
+    for data in ["australian", "phoneme"] {
+        let (train, _) = load_parts(&DataArgs::builtin(data), &[0.6, 0.4], seed).expect("data");
+        let mut problem = LinearProblem::new(
+            &train.x,
+            &train.y,
+            train.d,
+            DualLoss::Hinge,
+            &Weights::Erm,
+            None,
+            false,
+        )
+        .expect("problem");
+        let mut rows: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for algorithm in [Algorithm::Dual, Algorithm::Primal] {
+            let res = solve(
+                &mut problem,
+                &penalty,
+                &PdproxConfig {
+                    algorithm,
+                    tol: 0.0,
+                    max_iter: 1700,
+                    ..PdproxConfig::default()
+                },
+            )
+            .expect("runs");
+            rows.push((name(algorithm).into(), pdprox_curve(&res)));
+        }
+        for (label, method) in [
+            ("gd", Baseline::Gd),
+            ("fobos", Baseline::Fobos),
+            ("rda", Baseline::Rda),
+            ("agd", Baseline::Agd),
+            ("nest", Baseline::Nest),
+        ] {
+            let run = tuned(&mut problem, &penalty, method, 2000, 10, seed).expect("baseline");
+            rows.push((
+                format!("{label} (x{})", run.scale),
+                run.curve.iter().map(|p| (p.1, p.3)).collect(),
+            ));
+        }
+        for (label, curve) in &rows {
+            let line = format!(
+                "| {data} | {label} | {} | {} | {} |\n",
+                at_passes(curve, 40.0),
+                at_passes(curve, 400.0),
+                at_passes(curve, 4000.0)
+            );
+            print!("{line}");
+            md.push_str(&line);
+        }
+    }
+    let all = a9a(dir);
+    let mut parts = all.split(&[0.5, 0.5], seed).expect("split");
+    parts.pop();
+    let train = parts.pop().expect("train");
+    let n = train.n() as f64;
+    md.push_str(&format!("\nFigure 6's design on a9a ({} training rows): l2^2 (`lambda/2 ||w||^2`) with the hinge, Pegasos on all, 10% and 1% of the rows per step (tuned like the others), against Pdprox-primal.\n\n", train.n()));
+    md.push_str(
+        "| lambda | method | 20 passes | 200 passes | 2,000 passes |\n|---|---|---|---|---|\n",
+    );
+    for (label, lambda) in [
+        ("n^-0.5", n.powf(-0.5)),
+        ("n^-0.8", n.powf(-0.8)),
+        ("n^-1", 1.0 / n),
+    ] {
+        let penalty = Penalty::elementwise(Regularizer::L2 { mu: lambda }).expect("l2");
+        let mut problem = LinearProblem::new(
+            &train.x,
+            &train.y,
+            train.d,
+            DualLoss::Hinge,
+            &Weights::Erm,
+            None,
+            false,
+        )
+        .expect("problem");
+        let res = solve(
+            &mut problem,
+            &penalty,
+            &PdproxConfig {
+                algorithm: Algorithm::Primal,
+                tol: 0.0,
+                max_iter: 850,
+                ..PdproxConfig::default()
+            },
+        )
+        .expect("runs");
+        let mut rows: Vec<(String, Vec<(f64, f64)>)> =
+            vec![("Pdprox-primal".into(), pdprox_curve(&res))];
+        for sample in [1.0, 0.1, 0.01] {
+            let iterations = (2000.0 / (1.0 + sample)) as usize;
+            let run = tuned(
+                &mut problem,
+                &penalty,
+                Baseline::Pegasos { sample },
+                iterations,
+                10,
+                seed,
+            )
+            .expect("pegasos");
+            rows.push((
+                format!("Pegasos {}% (x{})", sample * 100.0, run.scale),
+                run.curve.iter().map(|p| (p.1, p.3)).collect(),
+            ));
+        }
+        for (method, curve) in &rows {
+            let line = format!(
+                "| {label} | {method} | {} | {} | {} |\n",
+                at_passes(curve, 20.0),
+                at_passes(curve, 200.0),
+                at_passes(curve, 2000.0)
+            );
+            print!("{line}");
+            md.push_str(&line);
+        }
+    }
+}
+
 fn main() {
     let opts = Opts::parse();
     let mut md = String::new();
@@ -398,8 +552,11 @@ fn main() {
             "vs-admm" => section_vs_admm(&mut md, opts.seed),
             "budget" => section_budget(&mut md, &opts.libsvm_dir, opts.seed),
             "dual-vs-primal" => section_dual_vs_primal(&mut md, &opts.libsvm_dir),
+            "baselines" => section_baselines(&mut md, &opts.libsvm_dir, opts.seed),
             other => {
-                eprintln!("unknown section '{other}': optima, vs-admm, budget, dual-vs-primal");
+                eprintln!(
+                    "unknown section '{other}': optima, vs-admm, budget, dual-vs-primal, baselines"
+                );
                 std::process::exit(2);
             }
         }

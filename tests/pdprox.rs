@@ -526,3 +526,113 @@ fn nonconvex_settings_and_bad_data_are_refused_with_the_reason() {
             .contains("bilinear")
     );
 }
+
+#[test]
+fn maximizers_attain_the_support_inside_the_domain() {
+    let mut rng = Lcg(17);
+    let n = 6;
+    let sigma = || Weights::Esrm { rho: 2.0 }.sigma(n).unwrap();
+    let mut domains = vec![
+        DualDomain::Box { lo: -1.0, hi: 1.0 },
+        DualDomain::Box { lo: 0.0, hi: 1.0 },
+        DualDomain::PairSimplex,
+        DualDomain::BoxBudget {
+            hi: 1.0,
+            v: vec![1.0, 2.0, 0.0, 1.0, 0.5, 1.0],
+            rho: 1.5,
+        },
+        DualDomain::Spectral(Spectral::new(sigma(), false).unwrap()),
+        DualDomain::Spectral(Spectral::new(sigma(), true).unwrap()),
+    ];
+    for domain in &mut domains {
+        for _ in 0..20 {
+            let g: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+            let mut a = vec![0.0; n];
+            domain.maximizer(&g, &mut a);
+            let value: f64 = g.iter().zip(&a).map(|(x, y)| x * y).sum();
+            let support = domain.support(&g);
+            assert!(
+                (value - support).abs() <= 1e-12 * (1.0 + support.abs()),
+                "{domain:?}"
+            );
+            let mut inside = a.clone();
+            domain.project(&mut inside).unwrap();
+            assert!(
+                close(&inside, &a, 1e-9),
+                "{domain:?}: {a:?} is not in the domain"
+            );
+        }
+    }
+}
+
+#[test]
+fn tuned_baselines_descend_and_never_beat_the_certified_optimum() {
+    use rankrisk::pdprox::baselines::{Baseline, tuned};
+    let (n, d) = (60, 5);
+    let (x, y) = classes(n, d, 9);
+    for reg in [Regularizer::L2 { mu: 0.05 }, Regularizer::L1 { mu: 0.01 }] {
+        let penalty = Penalty::elementwise(reg).unwrap();
+        let mut problem =
+            LinearProblem::new(&x, &y, d, DualLoss::Hinge, &Weights::Erm, None, false).unwrap();
+        let exact = solve(
+            &mut problem,
+            &penalty,
+            &PdproxConfig {
+                tol: 1e-9,
+                max_iter: 200_000,
+                ..PdproxConfig::default()
+            },
+        )
+        .unwrap();
+        assert!(exact.converged);
+        let lower = exact.dual;
+        let start = 1.0; // P(0) = mean hinge at w = 0
+        let mut methods = vec![
+            Baseline::Gd,
+            Baseline::Fobos,
+            Baseline::Rda,
+            Baseline::Agd,
+            Baseline::Nest,
+        ];
+        if matches!(reg, Regularizer::L2 { .. }) {
+            methods.push(Baseline::Pegasos { sample: 1.0 });
+            methods.push(Baseline::Pegasos { sample: 0.1 });
+        }
+        for method in methods {
+            let run = tuned(&mut problem, &penalty, method, 2000, 100, 0).unwrap();
+            assert!(
+                run.objective >= lower - 1e-12,
+                "{method:?} {reg}: {} below the certified lower bound {lower}",
+                run.objective
+            );
+            assert!(
+                run.objective < start - 0.05,
+                "{method:?} {reg}: {} does not descend",
+                run.objective
+            );
+            // The curve records the best objective so far: non-increasing.
+            assert!(run.curve.windows(2).all(|p| p[1].3 <= p[0].3));
+            if method == Baseline::Nest {
+                assert!(
+                    run.objective - exact.objective <= 2e-3,
+                    "nest {reg}: {} vs {}",
+                    run.objective,
+                    exact.objective
+                );
+            }
+        }
+    }
+    let penalty = Penalty::elementwise(Regularizer::L1 { mu: 0.01 }).unwrap();
+    let mut problem =
+        LinearProblem::new(&x, &y, d, DualLoss::Hinge, &Weights::Erm, None, false).unwrap();
+    let err = tuned(
+        &mut problem,
+        &penalty,
+        Baseline::Pegasos { sample: 1.0 },
+        10,
+        5,
+        0,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("l2"), "{err}");
+}

@@ -131,6 +131,21 @@ impl Spectral {
         Ok(())
     }
 
+    /// A maximizer of `g^T alpha` over the set: `n s_j` on the `j`-th largest positive entry
+    /// (of `|g|`, with its sign, when signed), 0 elsewhere.
+    fn maximizer(&self, g: &[f64], out: &mut [f64]) {
+        let n = g.len() as f64;
+        let key = |x: f64| if self.signed { x.abs() } else { x };
+        let mut order: Vec<usize> = (0..g.len()).collect();
+        order.sort_by(|&a, &b| ascending(&key(g[b]), &key(g[a])));
+        out.fill(0.0);
+        for (&i, s) in order.iter().zip(self.weights().iter().rev()) {
+            if key(g[i]) > 0.0 {
+                out[i] = n * s * if self.signed { g[i].signum() } else { 1.0 };
+            }
+        }
+    }
+
     /// `n sum_j s_j (g_(j))_+` (`|g|` when signed), both sorted descending.
     fn support(&self, g: &[f64]) -> f64 {
         let mut v: Vec<f64> = if self.signed {
@@ -207,6 +222,56 @@ impl DualDomain {
             DualDomain::Spectral(s) => s.project(y)?,
         }
         Ok(())
+    }
+
+    /// A maximizer of `g^T alpha` over `Q` into `out` (the dual point that makes
+    /// `G_w(alpha)` a subgradient of the loss term, for the subgradient baselines).
+    pub fn maximizer(&self, g: &[f64], out: &mut [f64]) {
+        match self {
+            DualDomain::Box { lo, hi } => {
+                for (o, x) in out.iter_mut().zip(g) {
+                    *o = if *x > 0.0 {
+                        *hi
+                    } else if *x < 0.0 {
+                        *lo
+                    } else {
+                        0.0f64.clamp(*lo, *hi)
+                    };
+                }
+            }
+            DualDomain::PairSimplex => {
+                for (o, p) in out.chunks_exact_mut(2).zip(g.chunks_exact(2)) {
+                    o.fill(0.0);
+                    if p[0].max(p[1]) > 0.0 {
+                        o[usize::from(p[1] > p[0])] = 1.0;
+                    }
+                }
+            }
+            DualDomain::BoxBudget { hi, v, rho } => {
+                out.fill(0.0);
+                let mut order: Vec<usize> = (0..g.len()).filter(|&i| g[i] > 0.0).collect();
+                // Free components first, then by value per unit of budget.
+                let ratio = |i: usize| {
+                    if v[i] == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        g[i] / v[i]
+                    }
+                };
+                order.sort_by(|&a, &b| ascending(&ratio(b), &ratio(a)));
+                let mut left = *rho;
+                for i in order {
+                    let take = if v[i] == 0.0 {
+                        *hi
+                    } else {
+                        (left / v[i]).min(*hi)
+                    };
+                    out[i] = take.max(0.0);
+                    left -= out[i] * v[i];
+                }
+            }
+            DualDomain::Spectral(s) => s.maximizer(g, out),
+        }
     }
 
     /// `max_{alpha in Q} g^T alpha`.

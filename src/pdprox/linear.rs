@@ -321,6 +321,57 @@ impl<'a> LinearProblem<'a> {
         }
     }
 
+    /// The subgradient of the loss term restricted to the rows `rows` (each counted once per
+    /// appearance, scaled by `n / rows.len()` so that it estimates the full one), added into
+    /// `out`; the duals of a row maximize its own term, so the domain must be separable (ERM:
+    /// a box or pairs).
+    ///
+    /// # Errors
+    /// [`PdproxError::Unsupported`] for a domain that couples the rows.
+    pub fn sampled_subgradient(
+        &self,
+        w: &[f64],
+        rows: &[usize],
+        out: &mut [f64],
+    ) -> Result<(), PdproxError> {
+        if !matches!(
+            self.domain,
+            DualDomain::Box { .. } | DualDomain::PairSimplex
+        ) {
+            return Err(PdproxError::Unsupported(
+                "a sampled subgradient needs a dual domain separable by rows (erm weights, no \
+                 budget)"
+                    .into(),
+            ));
+        }
+        let k = self.loss.components();
+        let n = self.n() as f64;
+        let scale = 1.0 / rows.len().max(1) as f64;
+        let (mut g, mut a) = (vec![0.0; k], vec![0.0; k]);
+        for &i in rows {
+            let row = &self.x[i * self.d..(i + 1) * self.d];
+            let s = dot(row, &w[..self.d]) + if self.bias { w[self.d] } else { 0.0 };
+            for (j, gj) in g.iter_mut().enumerate() {
+                let (aj, cj) = self.loss.coef(self.y[i], j);
+                *gj = (aj + cj * s) / n;
+            }
+            self.domain.maximizer(&g, &mut a);
+            let v: f64 = (0..k)
+                .map(|j| self.loss.coef(self.y[i], j).1 * a[j])
+                .sum::<f64>()
+                * scale;
+            if v != 0.0 {
+                for (o, &xij) in out[..self.d].iter_mut().zip(row) {
+                    *o += v * xij;
+                }
+                if self.bias {
+                    out[self.d] += v;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `G_alpha = (a + c o s) / n` from the scores `s`.
     pub fn dual_gradient(&self, s: &[f64], out: &mut [f64]) {
         let k = self.loss.components();

@@ -7,8 +7,10 @@
 //! - [`domain`]: the dual domains and their projections (box, pairs, Lemma 4, and `n Q_sigma`
 //!   for every convex spectral risk by the rank-based PAVA);
 //! - [`penalty`]: the regularizers with their composite gradient mappings;
-//! - [`solver`]: Algorithms 1 and 2 with the duality gap; one error, [`PdproxError`].
+//! - [`solver`]: Algorithms 1 and 2 with the duality gap; one error, [`PdproxError`];
+//! - [`baselines`]: gd, fobos, rda, agd, Nesterov's smoothing and Pegasos, tuned as in section 5.
 
+pub mod baselines;
 pub mod domain;
 pub mod error;
 pub mod linear;

@@ -140,6 +140,60 @@ impl Penalty {
         }
     }
 
+    /// A subgradient of `R` at `w` into `out` (0 where `R` has a kink at 0; for the
+    /// subgradient baselines).
+    pub fn subgradient(&self, w: &[f64], out: &mut [f64]) {
+        let sign = |x: f64| if x == 0.0 { 0.0 } else { x.signum() };
+        match self {
+            Penalty::Elementwise(reg) => {
+                let (l1, l2) = match *reg {
+                    Regularizer::L1 { mu } => (mu, 0.0),
+                    Regularizer::L2 { mu } => (0.0, mu),
+                    Regularizer::ElasticNet { l1, l2 } => (l1, l2),
+                    _ => (0.0, 0.0),
+                };
+                for (o, &x) in out.iter_mut().zip(w) {
+                    *o = l1 * sign(x) + l2 * x;
+                }
+            }
+            Penalty::GroupLasso { mu, group } => {
+                let norms = group_norms(w, group);
+                for ((o, &x), &g) in out.iter_mut().zip(w).zip(group) {
+                    let (size, sq) = norms[g];
+                    *o = if sq > 0.0 {
+                        mu * (size as f64).sqrt() * x / sq.sqrt()
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            Penalty::L1Inf { mu, cols, .. } => {
+                for (o, r) in out.chunks_exact_mut(*cols).zip(w.chunks_exact(*cols)) {
+                    o.fill(0.0);
+                    let top =
+                        (0..r.len()).fold(0, |b, k| if r[k].abs() > r[b].abs() { k } else { b });
+                    o[top] = mu * sign(r[top]);
+                }
+            }
+            Penalty::Trace { mu, rows, cols } => {
+                let svd = matrix(w, *rows, *cols)
+                    .thin_svd()
+                    .expect("the SVD of a finite matrix converges");
+                let (u, s, v) = (svd.U(), svd.S(), svd.V());
+                out.fill(0.0);
+                for k in 0..s.column_vector().nrows() {
+                    if s[k] > 0.0 {
+                        for i in 0..*rows {
+                            for j in 0..*cols {
+                                out[i * cols + j] += mu * u[(i, k)] * v[(j, k)];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The largest `s` in `[0, 1]` with `R*(-s g)` finite, and `-R*(-s g) = min_w s g^T w + R(w)`.
     pub fn dual_bound(&self, g: &[f64]) -> (f64, f64) {
         let cap = |mu: f64, dual_norm: f64| {
