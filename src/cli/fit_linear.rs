@@ -72,7 +72,7 @@ pub struct FitLinearArgs {
     #[arg(long, default_value = "admm")]
     pub solver: String,
     /// Penalty schedule for admm/sadmm: srm, aorr, ehrm (Table 6), fixed:R, balanced:R0,MU,TAU,
-    /// normalized:R0,MU,TAU,PERIOD, adaptive[:R0,F,EPS,MAX], ... (default: constant
+    /// normalized:R0,MU,TAU,PERIOD, adaptive or adaptive:R0,F,EPS,MAX, ... (default: constant
     /// max sigma / 2 for convex problems, ehrm for CPT, max sigma / 2 growing x1.02 per
     /// iteration for other nonconvex ones).
     #[arg(long)]
