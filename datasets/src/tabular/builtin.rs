@@ -22,7 +22,7 @@ const AUSTRALIAN: &str = include_str!("../../data/tabular/australian.csv");
 const PHONEME: &str = include_str!("../../data/tabular/phoneme.csv");
 const TITANIC: &str = include_str!("../../data/tabular/titanic.csv");
 const MONKS3: &str = include_str!("../../data/tabular/monks-3.test");
-const SPLICE: &str = include_str!("../../data/tabular/splice.data");
+pub(crate) const SPLICE: &str = include_str!("../../data/tabular/splice.data");
 const UTKFACE: &str = include_str!("../../data/tabular/UTKFace/landmark_list_part3.txt");
 
 /// Load one of the built-in sets ([`BUILTIN`]) with labels in {-1, +1} and raw (not yet

@@ -8,6 +8,7 @@
 //! solvers keep per-sample state indexed by it.
 
 pub mod builtin;
+pub mod donor;
 pub mod read;
 pub mod synthetic;
 
