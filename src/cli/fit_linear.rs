@@ -134,16 +134,22 @@ pub struct FitLinearReport {
     pub converged: Option<bool>,
     /// ADMM: the final relative primal and dual residuals (compared with `--tol`).
     pub residuals: Option<[f64; 2]>,
-    /// Pdprox: the duality gap (an upper bound of the objective's distance to the optimum).
+    /// Pdprox: the duality gap of the reported (averaged) iterate, `objective - dual`, an upper
+    /// bound of its distance to the optimum.
     pub gap: Option<f64>,
+    /// Pdprox: the solver's stop quantity, the gap of the better of the averaged and the last
+    /// iterate (compared with `--tol`).
+    pub best_gap: Option<f64>,
+    /// Pdprox: the objective of the last iterate (the averaged one is `objective`).
+    pub last_objective: Option<f64>,
     /// Pdprox: passes over the data (products with X or X^T, the gap checks included).
     pub passes: Option<usize>,
     /// Wall time of the solve (for sgd/lsvrg without --lr, of the final run after the grid search).
     pub seconds: f64,
     /// Learning rate used by a stochastic solver.
     pub lr: Option<f64>,
-    /// Weights of the linear model (Pdprox: the better of the averaged and the last iterate;
-    /// with `--bias` the bias last).
+    /// Weights of the linear model (Pdprox: the averaged iterate, the paper's output; with
+    /// `--bias` the bias last).
     pub w: Vec<f64>,
     /// Per-iteration (ADMM), per-epoch (baselines) or per-gap-check (Pdprox) history.
     pub history: serde_json::Value,
@@ -285,9 +291,13 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             )?;
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             convergence = Some((res.converged, [f64::NAN; 2]));
-            pdprox_figures = Some((res.gap, res.passes));
-            let (w, objective) = res.best();
-            (w.to_vec(), objective, res.iterations, None, history)
+            pdprox_figures = Some((
+                res.objective - res.dual,
+                res.gap,
+                res.last_objective,
+                res.passes,
+            ));
+            (res.w, res.objective, res.iterations, None, history)
         }
         "admm" | "sadmm" => {
             let cfg = AdmmConfig {
@@ -388,7 +398,9 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             .filter(|_| pdprox_figures.is_none())
             .map(|c| c.1),
         gap: pdprox_figures.map(|p| p.0),
-        passes: pdprox_figures.map(|p| p.1),
+        best_gap: pdprox_figures.map(|p| p.1),
+        last_objective: pdprox_figures.map(|p| p.2),
+        passes: pdprox_figures.map(|p| p.3),
         seconds,
         lr,
         w,
@@ -415,7 +427,7 @@ pub fn run(args: &FitLinearArgs) -> Result<(), String> {
         report.iterations,
         report.seconds
     );
-    if let (Some(false), Some(gap)) = (report.converged, report.gap) {
+    if let (Some(false), Some(gap)) = (report.converged, report.best_gap) {
         eprintln!(
             "warning: Pdprox stopped at the iteration cap ({}) before the duality gap reached \
              {:.0e}: gap {gap:.2e} (raise --max-iter)",
