@@ -71,11 +71,15 @@ fn params(m: &LinearScorer) -> Vec<f32> {
     v
 }
 
+/// The largest difference relative to the larger magnitude, floored at 1e-2: a parameter near 0
+/// after the step is a difference of terms of size ~0.1 whose f32 rounding (~1e-8) is the
+/// same for both paths' summation orders (with a 1e-3 floor the sharded step failed about one
+/// run in twenty at 1.42e-5, a 1.4e-8 difference on such a parameter).
 fn max_rel(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter()
         .zip(b)
-        .map(|(x, y)| (x - y).abs() / x.abs().max(y.abs()).max(1e-3))
+        .map(|(x, y)| (x - y).abs() / x.abs().max(y.abs()).max(1e-2))
         .fold(0.0, f32::max)
 }
 
