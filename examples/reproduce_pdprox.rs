@@ -34,6 +34,7 @@ use rankrisk::admm::RhoSchedule;
 use rankrisk::admm::linear::{self, AdmmConfig, LinearData};
 use rankrisk::cli::fit_linear::{DataArgs, load_parts};
 use rankrisk::loss::Loss;
+use rankrisk::pdprox::baselines::{Baseline, BaselineRun, tuned};
 use rankrisk::pdprox::{
     Algorithm, DualLoss, LinearProblem, PdproxConfig, PdproxResult, Penalty, solve,
 };
@@ -423,8 +424,30 @@ fn pdprox_curve(res: &PdproxResult) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The batch baselines of section 5 (gd, fobos, rda, agd, nest), each tuned over the 21
+/// multipliers at `iterations`, recording every 10 iterations; labelled with the multiplier.
+fn tuned_baselines(
+    problem: &mut LinearProblem<'_>,
+    penalty: &Penalty,
+    iterations: usize,
+    seed: u64,
+) -> Vec<(String, BaselineRun)> {
+    [
+        ("gd", Baseline::Gd),
+        ("fobos", Baseline::Fobos),
+        ("rda", Baseline::Rda),
+        ("agd", Baseline::Agd),
+        ("nest", Baseline::Nest),
+    ]
+    .into_iter()
+    .map(|(label, method)| {
+        let run = tuned(problem, penalty, method, iterations, 10, seed).expect("baseline");
+        (format!("{label} (x{})", run.scale), run)
+    })
+    .collect()
+}
+
 fn section_baselines(md: &mut String, dir: &std::path::Path, seed: u64) {
-    use rankrisk::pdprox::baselines::{Baseline, tuned};
     md.push_str("\n## The paper's baselines against Pdprox at equal passes over the data\n\n");
     md.push_str("Best objective reached within a budget of passes (products with X or X^T; Pdprox's gap checks counted). Each baseline is tuned as in the paper: 21 multipliers 2^-10..2^10 of its base step (smoothing for nest) at the full budget, the best shown. Hinge + l1 (mu = 0.01), ERM, the rank-based split (60/40, seed).\n\n");
     md.push_str(
@@ -459,18 +482,8 @@ fn section_baselines(md: &mut String, dir: &std::path::Path, seed: u64) {
             .expect("runs");
             rows.push((name(algorithm).into(), pdprox_curve(&res)));
         }
-        for (label, method) in [
-            ("gd", Baseline::Gd),
-            ("fobos", Baseline::Fobos),
-            ("rda", Baseline::Rda),
-            ("agd", Baseline::Agd),
-            ("nest", Baseline::Nest),
-        ] {
-            let run = tuned(&mut problem, &penalty, method, 2000, 10, seed).expect("baseline");
-            rows.push((
-                format!("{label} (x{})", run.scale),
-                run.curve.iter().map(|p| (p.1, p.3)).collect(),
-            ));
+        for (label, run) in tuned_baselines(&mut problem, &penalty, 2000, seed) {
+            rows.push((label, run.curve.iter().map(|p| (p.1, p.3)).collect()));
         }
         for (label, curve) in &rows {
             let line = format!(
@@ -576,7 +589,6 @@ fn max_correlation(scores: &[f64], y: &[f64]) -> f64 {
 }
 
 fn section_donor(md: &mut String, seed: u64) {
-    use rankrisk::pdprox::baselines::{Baseline, tuned};
     let (mut all, groups) = rankrisk_datasets::tabular::donor::splice_donor().expect("donor");
     let d = all.d;
     for row in all.x.chunks_exact_mut(d) {
@@ -646,16 +658,9 @@ fn section_donor(md: &mut String, seed: u64) {
                     corr(&res.w_last)
                 ),
             )];
-            for (label, method) in [
-                ("gd", Baseline::Gd),
-                ("fobos", Baseline::Fobos),
-                ("rda", Baseline::Rda),
-                ("agd", Baseline::Agd),
-                ("nest", Baseline::Nest),
-            ] {
-                let run = tuned(&mut problem, &penalty, method, 200, 10, seed).expect("baseline");
+            for (label, run) in tuned_baselines(&mut problem, &penalty, 200, seed) {
                 rows.push((
-                    format!("{label} (x{})", run.scale),
+                    label,
                     run.curve.iter().map(|p| (p.1, p.3)).collect(),
                     format!("{:.4}", corr(&run.w)),
                 ));

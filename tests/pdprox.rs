@@ -236,13 +236,13 @@ fn box_budget_pairs_and_topk_projections_match_brute_force() {
     }
 }
 
-#[test]
-fn support_functions_are_attained_by_far_projections() {
-    let mut rng = Lcg(3);
-    let n = 6;
-    let sigma = || Weights::Extremile { r: 2.0 }.sigma(n).unwrap();
-    let mut domains = vec![
+/// One domain of each kind over 6 duals (both boxes, pairs, Lemma 4 with a free component,
+/// `n Q_sigma` of `weights` plain and signed).
+fn every_domain(weights: &Weights) -> Vec<DualDomain> {
+    let sigma = || weights.sigma(6).unwrap();
+    vec![
         DualDomain::Box { lo: -1.0, hi: 1.0 },
+        DualDomain::Box { lo: 0.0, hi: 1.0 },
         DualDomain::PairSimplex,
         DualDomain::BoxBudget {
             hi: 1.0,
@@ -251,7 +251,14 @@ fn support_functions_are_attained_by_far_projections() {
         },
         DualDomain::Spectral(Spectral::new(sigma(), false).unwrap()),
         DualDomain::Spectral(Spectral::new(sigma(), true).unwrap()),
-    ];
+    ]
+}
+
+#[test]
+fn support_functions_are_attained_by_far_projections() {
+    let mut rng = Lcg(3);
+    let n = 6;
+    let mut domains = every_domain(&Weights::Extremile { r: 2.0 });
     for domain in &mut domains {
         for _ in 0..10 {
             let g: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
@@ -531,19 +538,7 @@ fn nonconvex_settings_and_bad_data_are_refused_with_the_reason() {
 fn maximizers_attain_the_support_inside_the_domain() {
     let mut rng = Lcg(17);
     let n = 6;
-    let sigma = || Weights::Esrm { rho: 2.0 }.sigma(n).unwrap();
-    let mut domains = vec![
-        DualDomain::Box { lo: -1.0, hi: 1.0 },
-        DualDomain::Box { lo: 0.0, hi: 1.0 },
-        DualDomain::PairSimplex,
-        DualDomain::BoxBudget {
-            hi: 1.0,
-            v: vec![1.0, 2.0, 0.0, 1.0, 0.5, 1.0],
-            rho: 1.5,
-        },
-        DualDomain::Spectral(Spectral::new(sigma(), false).unwrap()),
-        DualDomain::Spectral(Spectral::new(sigma(), true).unwrap()),
-    ];
+    let mut domains = every_domain(&Weights::Esrm { rho: 2.0 });
     for domain in &mut domains {
         for _ in 0..20 {
             let g: Vec<f64> = (0..n).map(|_| rng.normal()).collect();

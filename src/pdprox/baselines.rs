@@ -143,6 +143,8 @@ pub fn run(
     };
     let mut g = vec![0.0; p];
     let mut g_reg = vec![0.0; p];
+    // The point a composite mapping is applied to.
+    let mut v = vec![0.0; p];
     let mut w = vec![0.0; p];
     let p0 = objective_of(&mut oracle, &w, &mut g);
     let g0 = g
@@ -206,13 +208,17 @@ pub fn run(
                         }
                     }
                     Baseline::Fobos => {
-                        let v: Vec<f64> = w.iter().zip(&g).map(|(a, b)| a - step * b).collect();
+                        for ((vi, a), b) in v.iter_mut().zip(&w).zip(&g) {
+                            *vi = a - step * b;
+                        }
                         prox(&v, step, &mut w);
                     }
                     _ => {
                         g_sum.iter_mut().zip(&g).for_each(|(s, x)| *s += x);
                         let k = eta * tf.sqrt();
-                        let v: Vec<f64> = g_sum.iter().map(|s| -k * s / tf).collect();
+                        for (vi, s) in v.iter_mut().zip(&g_sum) {
+                            *vi = -k * s / tf;
+                        }
                         prox(&v, k, &mut w);
                     }
                 }
@@ -231,7 +237,9 @@ pub fn run(
                     oracle.subgradient(&y, &mut g);
                 }
                 w_prev.copy_from_slice(&w);
-                let v: Vec<f64> = y.iter().zip(&g).map(|(a, b)| a - step * b).collect();
+                for ((vi, a), b) in v.iter_mut().zip(&y).zip(&g) {
+                    *vi = a - step * b;
+                }
                 prox(&v, step, &mut w);
                 let next = (1.0 + (1.0 + 4.0 * momentum * momentum).sqrt()) / 2.0;
                 let beta = (momentum - 1.0) / next;

@@ -315,10 +315,14 @@ impl<'a> LinearProblem<'a> {
 
     /// Scores `s = X w (+ b)` (one pass over the data).
     pub fn scores(&self, w: &[f64], s: &mut [f64]) {
-        let b = if self.bias { w[self.d] } else { 0.0 };
         for (si, row) in s.iter_mut().zip(self.x.chunks_exact(self.d)) {
-            *si = dot(row, &w[..self.d]) + b;
+            *si = self.score(row, w);
         }
+    }
+
+    /// `x_i^T w (+ b)` for the row `row` of `X`.
+    fn score(&self, row: &[f64], w: &[f64]) -> f64 {
+        dot(row, &w[..self.d]) + if self.bias { w[self.d] } else { 0.0 }
     }
 
     /// The subgradient of the loss term restricted to the rows `rows` (each counted once per
@@ -350,7 +354,7 @@ impl<'a> LinearProblem<'a> {
         let (mut g, mut a) = (vec![0.0; k], vec![0.0; k]);
         for &i in rows {
             let row = &self.x[i * self.d..(i + 1) * self.d];
-            let s = dot(row, &w[..self.d]) + if self.bias { w[self.d] } else { 0.0 };
+            let s = self.score(row, w);
             for (j, gj) in g.iter_mut().enumerate() {
                 let (aj, cj) = self.loss.coef(self.y[i], j);
                 *gj = (aj + cj * s) / n;
@@ -360,14 +364,7 @@ impl<'a> LinearProblem<'a> {
                 .map(|j| self.loss.coef(self.y[i], j).1 * a[j])
                 .sum::<f64>()
                 * scale;
-            if v != 0.0 {
-                for (o, &xij) in out[..self.d].iter_mut().zip(row) {
-                    *o += v * xij;
-                }
-                if self.bias {
-                    out[self.d] += v;
-                }
-            }
+            self.add_row(row, v, out);
         }
         Ok(())
     }
@@ -394,13 +391,18 @@ impl<'a> LinearProblem<'a> {
                 .map(|j| self.loss.coef(yi, j).1 * alpha[i * k + j])
                 .sum::<f64>()
                 / n;
-            if v != 0.0 {
-                for (o, &xij) in out[..self.d].iter_mut().zip(row) {
-                    *o += v * xij;
-                }
-                if self.bias {
-                    out[self.d] += v;
-                }
+            self.add_row(row, v, out);
+        }
+    }
+
+    /// `out += v x~_i` for the row `row` of `X` (the bias coordinate included).
+    fn add_row(&self, row: &[f64], v: f64, out: &mut [f64]) {
+        if v != 0.0 {
+            for (o, &xij) in out[..self.d].iter_mut().zip(row) {
+                *o += v * xij;
+            }
+            if self.bias {
+                out[self.d] += v;
             }
         }
     }

@@ -194,7 +194,8 @@ impl Penalty {
         }
     }
 
-    /// The largest `s` in `[0, 1]` with `R*(-s g)` finite, and `-R*(-s g) = min_w s g^T w + R(w)`.
+    /// The largest `s` in `[0, 1]` with `R*(-s g)` finite, and `-R*(-s g) = min_w s g^T w + R(w)`
+    /// (only the norms restrict `s`, and their conjugate there is 0).
     pub fn dual_bound(&self, g: &[f64]) -> (f64, f64) {
         let cap = |mu: f64, dual_norm: f64| {
             if dual_norm <= mu { 1.0 } else { mu / dual_norm }

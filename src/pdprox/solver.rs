@@ -149,13 +149,12 @@ struct Objective<'p, 'a> {
     scores: Vec<f64>,
     dual_scratch: Vec<f64>,
     primal_scratch: Vec<f64>,
-    offset: Vec<f64>,
+    /// `a = G_alpha(0)`.
+    offset: &'p [f64],
 }
 
 impl<'p, 'a> Objective<'p, 'a> {
-    fn new(problem: &'p LinearProblem<'a>, penalty: &'p Penalty) -> Self {
-        let mut offset = vec![0.0; problem.dual_len()];
-        problem.dual_gradient(&vec![0.0; problem.n()], &mut offset);
+    fn new(problem: &'p LinearProblem<'a>, penalty: &'p Penalty, offset: &'p [f64]) -> Self {
         Objective {
             problem,
             penalty,
@@ -190,13 +189,6 @@ impl<'p, 'a> Objective<'p, 'a> {
         let p = self.problem.primal_len() - usize::from(self.problem.has_bias());
         let g = &self.primal_scratch[..p];
         let (s, conj) = self.penalty.dual_bound(g);
-        // The conjugate at -s g: quadratic terms change with s, a norm's is 0 either way.
-        let conj = if s < 1.0 {
-            let scaled: Vec<f64> = g.iter().map(|v| s * v).collect();
-            self.penalty.dual_bound(&scaled).1
-        } else {
-            conj
-        };
         let linear: f64 = self.offset.iter().zip(&alpha).map(|(a, x)| a * x).sum();
         s * linear + conj
     }
@@ -285,10 +277,9 @@ pub fn solve(
     let mut history = Vec::new();
     let mut passes = 0;
 
-    // G_alpha(w_0) with w_0 = 0 and G_w(alpha_0) with alpha_0 = 0 (no pass needed: offsets).
-    problem.scores(&w, &mut scores);
+    // w_0 = 0 scores 0, so G_alpha(w_0) = a (no pass); G_w(alpha_0 = 0) = 0 is g_w_prev.
     problem.dual_gradient(&scores, &mut g_alpha);
-    g_w_prev.fill(0.0);
+    let offset = g_alpha.clone();
 
     let mut iterations = 0;
     let mut converged = false;
@@ -320,8 +311,7 @@ pub fn solve(
                 for ((x, ui), g) in w_next.iter_mut().zip(&u).zip(&g_w_prev) {
                     *x = ui - gamma * g;
                 }
-                let step = w_next.clone();
-                composite(problem, penalty, gamma, &step, &mut w);
+                composite(problem, penalty, gamma, &w_next, &mut w);
                 problem.scores(&w, &mut scores);
                 problem.dual_gradient(&scores, &mut g_alpha);
                 for (a, g) in alpha.iter_mut().zip(&g_alpha) {
@@ -343,7 +333,7 @@ pub fn solve(
             return Err(PdproxError::Diverged { iteration: t });
         }
         if t % cfg.check_every == 0 || t == cfg.max_iter {
-            let mut obj = Objective::new(problem, penalty);
+            let mut obj = Objective::new(problem, penalty, &offset);
             objective = obj.primal(&w_avg);
             last_objective = obj.primal(&w);
             dual = obj.dual(&alpha_avg).max(obj.dual(&alpha));
