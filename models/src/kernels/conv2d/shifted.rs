@@ -1,47 +1,102 @@
-//! Stride-1 convolution by shifted windows over a zero-padded strip of images (the layout and
-//! equations are in the parent module's docs): one matrix product per kernel tap, no patch
-//! matrix.
+//! Stride-1 convolution by shifted windows over a zero-padded, channels-last strip of images
+//! (the layout and equations are in the parent module's docs): one matrix product per kernel
+//! row (one per tap when the kernel is dilated along the width), no patch matrix.
+
+use rayon::prelude::*;
 
 use super::ConvGeometry;
-use super::copy_run;
 use crate::kernels::gemm::{View, matmul};
+use crate::kernels::vectorized;
 
-/// `[kh kw, C_out, C_in]`: the weight `[C_out, C_in, kh, kw]` with its taps first.
-fn taps_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
+/// The weight `[C_out, C_in, kh, kw]` as `[kh, kw, C_in, C_out]`: kernel row `i`'s taps are the
+/// `[kw C_in, C_out]` block that one product multiplies.
+fn rows_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
     let taps = g.kernel[0] * g.kernel[1];
     let mut out = vec![0.0f32; weight.len()];
-    for (r, w) in weight.iter().enumerate() {
-        out[(r % taps) * g.c_out * g.c_in + r / taps] = *w;
+    for (co, filter) in weight.chunks_exact(g.c_in * taps).enumerate() {
+        for (ci, tap) in filter.chunks_exact(taps).enumerate() {
+            for (t, w) in tap.iter().enumerate() {
+                out[(t * g.c_in + ci) * g.c_out + co] = *w;
+            }
+        }
     }
     out
 }
 
-/// `[C_out, C_in, kh, kw]` from a weight gradient accumulated taps first (`[kh kw, C_out,
-/// C_in]`): the inverse of [`taps_first`].
-pub(super) fn taps_last(g: &ConvGeometry, dwt: &[f32]) -> Vec<f32> {
+/// `[C_out, C_in, kh, kw]` from a weight gradient accumulated as `[kh, kw, C_in, C_out]`: the
+/// inverse of [`rows_first`].
+pub(super) fn rows_last(g: &ConvGeometry, dwr: &[f32]) -> Vec<f32> {
     let taps = g.kernel[0] * g.kernel[1];
-    let mut out = vec![0.0f32; dwt.len()];
-    for (r, o) in out.iter_mut().enumerate() {
-        *o = dwt[(r % taps) * g.c_out * g.c_in + r / taps];
+    let mut out = vec![0.0f32; dwr.len()];
+    for (co, filter) in out.chunks_exact_mut(g.c_in * taps).enumerate() {
+        for (ci, tap) in filter.chunks_exact_mut(taps).enumerate() {
+            for (t, w) in tap.iter_mut().enumerate() {
+                *w = dwr[(t * g.c_in + ci) * g.c_out + co];
+            }
+        }
     }
     out
 }
 
-/// What [`super::forward`] and [`super::input_grad`] need for shifted windows: the weight taps
-/// first and the images per strip, or `None` when the geometry goes through im2col.
-pub(super) fn plan(g: &ConvGeometry, weight: &[f32]) -> Option<(Vec<f32>, usize)> {
-    g.is_shifted()
-        .then(|| (taps_first(g, weight), Strip::images(g)))
+/// The input gradient's convolution: at stride 1, `dX` is the correlation of `dY` with the
+/// kernel flipped in both axes and its channels swapped, `W'[c, o, i, j] =
+/// W[o, c, kh - 1 - i, kw - 1 - j]`, padded by `p' = d (k - 1) - p` (which keeps `dX`'s size;
+/// [`ConvGeometry::is_shifted`] requires `p' >= 0`).
+pub(super) fn adjoint(g: &ConvGeometry, weight: &[f32]) -> (ConvGeometry, Vec<f32>) {
+    let [kh, kw] = g.kernel;
+    let pad = |a: usize| g.dilation[a] * (g.kernel[a] - 1) - g.padding[a];
+    let ga = ConvGeometry {
+        batch: g.batch,
+        c_in: g.c_out,
+        input: g.output(),
+        c_out: g.c_in,
+        kernel: g.kernel,
+        stride: [1, 1],
+        padding: [pad(0), pad(1)],
+        dilation: g.dilation,
+    };
+    let mut flipped = vec![0.0f32; weight.len()];
+    for (o, filter) in weight.chunks_exact(g.c_in * kh * kw).enumerate() {
+        for (c, tap) in filter.chunks_exact(kh * kw).enumerate() {
+            let dst = &mut flipped[(c * g.c_out + o) * kh * kw..][..kh * kw];
+            for (d, w) in dst.iter_mut().zip(tap.iter().rev()) {
+                *d = *w;
+            }
+        }
+    }
+    (ga, flipped)
+}
+
+/// The forward convolution by shifted windows, strips of [`Strip::images`] images split over
+/// Rayon's threads (each keeping its buffers).
+pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
+    let (wr, nb) = (rows_first(g, weight), Strip::images(g));
+    let mut y = vec![0.0f32; g.batch * g.out_len()];
+    y.par_chunks_mut(nb * g.out_len())
+        .zip(x.par_chunks(nb * g.in_len()))
+        .for_each_init(
+            || [Vec::new(), Vec::new()],
+            |bufs: &mut [Vec<f32>; 2], (yb, xb)| forward_shifted(g, &wr, xb, bufs, yb),
+        );
+    y
+}
+
+/// The input gradient by shifted windows: the forward convolution of `dy` by the
+/// [`adjoint`] geometry and weight.
+pub(super) fn input_grad(g: &ConvGeometry, weight: &[f32], dy: &[f32]) -> Vec<f32> {
+    let (ga, flipped) = adjoint(g, weight);
+    forward(&ga, dy, &flipped)
 }
 
 /// Output positions per shifted-window product that a group of images aims at: groups of
 /// small maps (ResNet-20's 14 x 14 and 7 x 7 stages) make longer products.
 pub const STRIP_POSITIONS: usize = 2048;
 
-/// `nb` images side by side in one zero-padded strip `[C, H_p, W_s]`: image `b`'s pixel
-/// `(y, x)` at row `y + p_h`, column `p_w + b (W + p_w) + x`, neighbours sharing `p_w` zero
-/// columns (at stride 1 a window reaches `p_w` columns past either edge of its image).
-/// Output `(oy, ox)` of image `b` sits at `q = oy W_s + b (W + p_w) + ox` of a product.
+/// `nb` images side by side in one zero-padded, channels-last strip `[H_p, W_s, C]`: image
+/// `b`'s pixel `(y, x)` at row `y + p_h`, column `p_w + b (W + p_w) + x`, neighbours sharing
+/// `p_w` zero columns (at stride 1 a window reaches `p_w` columns past either edge of its
+/// image). Output `(oy, ox)` of image `b` sits at position `q = oy W_s + b (W + p_w) + ox` of a
+/// product.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Strip {
     /// Images in the strip.
@@ -80,46 +135,86 @@ impl Strip {
             .clamp(1, super::GRAD_CHUNK_IMAGES)
     }
 
-    /// Entries of a strip of `channels` channels.
-    fn len(&self, channels: usize) -> usize {
-        channels * self.hp * self.ws
+    /// Entries of the strip of `g`'s input channels.
+    fn len(&self, g: &ConvGeometry) -> usize {
+        self.hp * self.ws * g.c_in
     }
 
-    /// `o_(i,j) = i d_h W_s + j d_w` for tap `t = i kw + j`.
-    fn offset(&self, g: &ConvGeometry, t: usize) -> usize {
-        let (i, j) = (t / g.kernel[1], t % g.kernel[1]);
-        i * g.dilation[0] * self.ws + j * g.dilation[1]
+    /// The products of one convolution, `(o, r, k)`: the window starting at position `o`, its
+    /// `k` contiguous entries per position multiplied by rows `r .. r + k` of the rows-first
+    /// weight. With no dilation along the width, kernel row `i`'s `kw` taps are the `kw C_in`
+    /// entries from position `o_(i,0) = i d_h W_s` on; otherwise one product per tap
+    /// `o_(i,j) = i d_h W_s + j d_w`.
+    fn products(&self, g: &ConvGeometry) -> Vec<(usize, usize, usize)> {
+        let [kh, kw] = g.kernel;
+        let row = |i: usize| i * g.dilation[0] * self.ws;
+        if g.dilation[1] == 1 {
+            (0..kh)
+                .map(|i| (row(i), i * kw * g.c_in, kw * g.c_in))
+                .collect()
+        } else {
+            (0..kh * kw)
+                .map(|t| {
+                    let (i, j) = (t / kw, t % kw);
+                    (row(i) + j * g.dilation[1], t * g.c_in, g.c_in)
+                })
+                .collect()
+        }
     }
 
-    /// The window of one tap: `[channels, Q]`, rows a channel apart.
-    fn window(&self, channels: usize) -> View {
+    /// The window of a product with `k` entries per position: `[Q, k]`, rows a position
+    /// (`C_in` entries) apart, overlapping when `k > C_in`.
+    fn window(&self, g: &ConvGeometry, k: usize) -> View {
         View {
-            rows: channels,
-            cols: self.q,
-            rs: self.hp * self.ws,
+            rows: self.q,
+            cols: k,
+            rs: g.c_in,
             cs: 1,
         }
     }
 
-    /// Start of image `b`'s row `y` (unpadded coordinates) in channel `c` of a strip.
-    fn pixel(&self, g: &ConvGeometry, c: usize, b: usize, y: usize) -> usize {
-        (c * self.hp + y + g.padding[0]) * self.ws + g.padding[1] + b * self.pitch
+    /// Position of image `b`'s pixel `(y, 0)` (unpadded coordinates) in the strip.
+    fn pixel(&self, g: &ConvGeometry, b: usize, y: usize) -> usize {
+        (y + g.padding[0]) * self.ws + g.padding[1] + b * self.pitch
     }
 
-    /// Start of image `b`'s output row `y` in row `c` of a product (`[C_out, Q]`).
-    fn position(&self, c: usize, b: usize, y: usize) -> usize {
-        c * self.q + y * self.ws + b * self.pitch
+    /// Position of image `b`'s output `(y, 0)` in a product.
+    fn position(&self, b: usize, y: usize) -> usize {
+        y * self.ws + b * self.pitch
     }
+}
 
-    /// `(b, c, y, r)` for every row `y` of every channel `c` of every image `b` of the strip,
-    /// `r` that row's index in the images' own layout `[nb, channels, rows, ..]`.
-    fn rows(
-        &self,
-        channels: usize,
-        rows: usize,
-    ) -> impl Iterator<Item = (usize, usize, usize, usize)> {
-        (0..self.nb * channels * rows)
-            .map(move |r| (r / (channels * rows), r / rows % channels, r % rows, r))
+/// `dst[j d_rs + i] = src[i s_rs + j]` for `i < rows`, `j < cols`: a transposing copy in
+/// 8 x 8 tiles (each tile read as 8 short rows and written as 8 short rows), the layout change
+/// between an image's channel planes and a channels-last strip.
+#[inline(always)]
+fn transpose(src: &[f32], s_rs: usize, dst: &mut [f32], d_rs: usize, rows: usize, cols: usize) {
+    const T: usize = 8;
+    let mut tile = [[0.0f32; T]; T];
+    for i0 in (0..rows).step_by(T) {
+        let ni = T.min(rows - i0);
+        for j0 in (0..cols).step_by(T) {
+            let nj = T.min(cols - j0);
+            if ni == T && nj == T {
+                // Fixed sizes: the compiler keeps the tile in registers, no `memcpy` calls.
+                for (i, row) in tile.iter_mut().enumerate() {
+                    let s: &[f32; T] = src[(i0 + i) * s_rs + j0..][..T].try_into().expect("T");
+                    *row = *s;
+                }
+                for j in 0..T {
+                    let d: &mut [f32; T] = (&mut dst[(j0 + j) * d_rs + i0..][..T])
+                        .try_into()
+                        .expect("T");
+                    *d = std::array::from_fn(|i| tile[i][j]);
+                }
+                continue;
+            }
+            for i in 0..ni {
+                for j in 0..nj {
+                    dst[(j0 + j) * d_rs + i0 + i] = src[(i0 + i) * s_rs + j0 + j];
+                }
+            }
+        }
     }
 }
 
@@ -131,32 +226,51 @@ fn zeros_once(buffer: &mut Vec<f32>, len: usize) {
     }
 }
 
-/// Copy images `x` (`[nb, C_in, H, W]`) into the strip `padded`, whose zero columns and rows
-/// stay as they are.
+/// Copy images `x` (`[nb, C_in, H, W]`) into the channels-last strip `padded`, whose zero
+/// columns and rows stay as they are.
 fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut Vec<f32>) {
     let [h, w] = g.input;
-    zeros_once(padded, st.len(g.c_in));
-    for (b, c, y, r) in st.rows(g.c_in, h) {
-        let dst = st.pixel(g, c, b, y);
-        copy_run(&mut padded[dst..dst + w], &x[r * w..(r + 1) * w]);
-    }
+    let c = g.c_in;
+    zeros_once(padded, st.len(g));
+    vectorized(
+        #[inline(always)]
+        || {
+            for b in 0..st.nb {
+                for y in 0..h {
+                    let start = st.pixel(g, b, y) * c;
+                    let src = &x[(b * c * h + y) * w..];
+                    transpose(src, h * w, &mut padded[start..], c, c, w);
+                }
+            }
+        },
+    );
 }
 
-/// Spread output gradients `dy` (`[nb, C_out, H_out, W_out]`) over `wide` (`[C_out, Q]`,
-/// whose unused columns stay zero).
+/// Spread output gradients `dy` (`[nb, C_out, H_out, W_out]`) over `wide` (`[Q, C_out]`,
+/// whose unused positions stay zero).
 fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut Vec<f32>) {
     let [oh, ow] = g.output();
-    zeros_once(wide, g.c_out * st.q);
-    for (b, c, y, r) in st.rows(g.c_out, oh) {
-        let dst = st.position(c, b, y);
-        copy_run(&mut wide[dst..dst + ow], &dy[r * ow..(r + 1) * ow]);
-    }
+    let c = g.c_out;
+    zeros_once(wide, st.q * c);
+    vectorized(
+        #[inline(always)]
+        || {
+            for b in 0..st.nb {
+                for row in 0..oh {
+                    let start = st.position(b, row) * c;
+                    let src = &dy[(b * c * oh + row) * ow..];
+                    transpose(src, oh * ow, &mut wide[start..], c, c, ow);
+                }
+            }
+        },
+    );
 }
 
-/// Forward by shifted windows (see the module docs) of one group of images into `y`.
-pub(super) fn forward_shifted(
+/// Forward by shifted windows (see the module docs) of one group of images into `y`, with the
+/// weight rows first (`wr`, from [`rows_first`]).
+fn forward_shifted(
     g: &ConvGeometry,
-    wt: &[f32],
+    wr: &[f32],
     x: &[f32],
     bufs: &mut [Vec<f32>; 2],
     y: &mut [f32],
@@ -166,78 +280,53 @@ pub(super) fn forward_shifted(
     let [pad, wide] = bufs;
     to_strip(g, &st, x, pad);
     wide.resize(g.c_out * st.q, 0.0);
-    let n = g.c_out * g.c_in;
-    for t in 0..g.kernel[0] * g.kernel[1] {
+    for (n, (o, r, k)) in st.products(g).into_iter().enumerate() {
         matmul(
             wide,
-            View::rows(g.c_out, st.q),
-            &wt[t * n..(t + 1) * n],
-            View::rows(g.c_out, g.c_in),
-            &pad[st.offset(g, t)..],
-            st.window(g.c_in),
-            t > 0,
+            View::rows(st.q, g.c_out),
+            &pad[o * g.c_in..],
+            st.window(g, k),
+            &wr[r * g.c_out..(r + k) * g.c_out],
+            View::rows(k, g.c_out),
+            n > 0,
         );
     }
-    for (b, c, row, r) in st.rows(g.c_out, oh) {
-        let src = st.position(c, b, row);
-        copy_run(&mut y[r * ow..(r + 1) * ow], &wide[src..src + ow]);
-    }
+    let c = g.c_out;
+    vectorized(
+        #[inline(always)]
+        || {
+            for b in 0..st.nb {
+                for row in 0..oh {
+                    let start = st.position(b, row) * c;
+                    let dst = &mut y[(b * c * oh + row) * ow..];
+                    transpose(&wide[start..], c, dst, oh * ow, ow, c);
+                }
+            }
+        },
+    );
 }
 
-/// Input gradient by shifted windows of one group of images into `dx`.
-pub(super) fn input_grad_shifted(
-    g: &ConvGeometry,
-    wt: &[f32],
-    dy: &[f32],
-    bufs: &mut [Vec<f32>; 2],
-    dx: &mut [f32],
-) {
-    let [h, w] = g.input;
-    let st = Strip::new(g, dy.len() / g.out_len());
-    let [pad, wide] = bufs;
-    widen(g, &st, dy, wide);
-    pad.clear();
-    pad.resize(st.len(g.c_in), 0.0);
-    let n = g.c_out * g.c_in;
-    for t in 0..g.kernel[0] * g.kernel[1] {
-        matmul(
-            &mut pad[st.offset(g, t)..],
-            st.window(g.c_in),
-            &wt[t * n..(t + 1) * n],
-            View::rows(g.c_out, g.c_in).t(),
-            wide,
-            View::rows(g.c_out, st.q),
-            true,
-        );
-    }
-    for (b, c, y, r) in st.rows(g.c_in, h) {
-        let src = st.pixel(g, c, b, y);
-        copy_run(&mut dx[r * w..(r + 1) * w], &pad[src..src + w]);
-    }
-}
-
-/// `dW_(i,j) += dY' P[window]^T` for every tap of one group of images, into `dwt`
-/// (`[kh kw, C_out, C_in]`).
+/// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
+/// (`[kh, kw, C_in, C_out]`).
 pub(super) fn weight_grad_shifted(
     g: &ConvGeometry,
     x: &[f32],
     dy: &[f32],
     bufs: &mut [Vec<f32>; 2],
-    dwt: &mut [f32],
+    dwr: &mut [f32],
 ) {
     let st = Strip::new(g, x.len() / g.in_len());
     let [pad, wide] = bufs;
     widen(g, &st, dy, wide);
     to_strip(g, &st, x, pad);
-    let n = g.c_out * g.c_in;
-    for t in 0..g.kernel[0] * g.kernel[1] {
+    for (o, r, k) in st.products(g) {
         matmul(
-            &mut dwt[t * n..(t + 1) * n],
-            View::rows(g.c_out, g.c_in),
+            &mut dwr[r * g.c_out..(r + k) * g.c_out],
+            View::rows(k, g.c_out),
+            &pad[o * g.c_in..],
+            st.window(g, k).t(),
             wide,
-            View::rows(g.c_out, st.q),
-            &pad[st.offset(g, t)..],
-            st.window(g.c_in).t(),
+            View::rows(st.q, g.c_out),
             true,
         );
     }
