@@ -41,6 +41,7 @@ mod gemm;
 pub mod host;
 pub mod ops;
 pub mod residual;
+mod transpose;
 
 use std::cell::Cell;
 

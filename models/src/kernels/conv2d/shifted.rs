@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::ConvGeometry;
 use crate::kernels::gemm::{View, matmul};
-use crate::kernels::vectorized;
+use crate::kernels::transpose::{Blocks, transpose_blocks};
 
 /// The weight `[C_out, C_in, kh, kw]` as `[kh, kw, C_in, C_out]`: kernel row `i`'s taps are the
 /// `[kw C_in, C_out]` block that one product multiplies.
@@ -184,40 +184,6 @@ impl Strip {
     }
 }
 
-/// `dst[j d_rs + i] = src[i s_rs + j]` for `i < rows`, `j < cols`: a transposing copy in
-/// 8 x 8 tiles (each tile read as 8 short rows and written as 8 short rows), the layout change
-/// between an image's channel planes and a channels-last strip.
-#[inline(always)]
-fn transpose(src: &[f32], s_rs: usize, dst: &mut [f32], d_rs: usize, rows: usize, cols: usize) {
-    const T: usize = 8;
-    let mut tile = [[0.0f32; T]; T];
-    for i0 in (0..rows).step_by(T) {
-        let ni = T.min(rows - i0);
-        for j0 in (0..cols).step_by(T) {
-            let nj = T.min(cols - j0);
-            if ni == T && nj == T {
-                // Fixed sizes: the compiler keeps the tile in registers, no `memcpy` calls.
-                for (i, row) in tile.iter_mut().enumerate() {
-                    let s: &[f32; T] = src[(i0 + i) * s_rs + j0..][..T].try_into().expect("T");
-                    *row = *s;
-                }
-                for j in 0..T {
-                    let d: &mut [f32; T] = (&mut dst[(j0 + j) * d_rs + i0..][..T])
-                        .try_into()
-                        .expect("T");
-                    *d = std::array::from_fn(|i| tile[i][j]);
-                }
-                continue;
-            }
-            for i in 0..ni {
-                for j in 0..nj {
-                    dst[(j0 + j) * d_rs + i0 + i] = src[(i0 + i) * s_rs + j0 + j];
-                }
-            }
-        }
-    }
-}
-
 /// `buffer` as `len` zeros when its length differs (a new layout), else as it is.
 fn zeros_once(buffer: &mut Vec<f32>, len: usize) {
     if buffer.len() != len {
@@ -232,18 +198,30 @@ fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut Vec<f32>) {
     let [h, w] = g.input;
     let c = g.c_in;
     zeros_once(padded, st.len(g));
-    vectorized(
-        #[inline(always)]
-        || {
-            for b in 0..st.nb {
-                for y in 0..h {
-                    let start = st.pixel(g, b, y) * c;
-                    let src = &x[(b * c * h + y) * w..];
-                    transpose(src, h * w, &mut padded[start..], c, c, w);
-                }
-            }
-        },
-    );
+    let starts: Vec<(usize, usize)> = (0..st.nb * h)
+        .map(|r| ((r / h * c * h + r % h) * w, st.pixel(g, r / h, r % h) * c))
+        .collect();
+    let shape = Blocks {
+        rows: c,
+        cols: w,
+        s_rs: h * w,
+        d_rs: c,
+    };
+    transpose_blocks(x, padded, shape, &starts);
+}
+
+/// Starts of image `b`'s output row `y` in the images' `[nb, C, H_out, W_out]` and in a
+/// product's `[Q, C]`, for every row of every image of the strip.
+fn output_rows(g: &ConvGeometry, st: &Strip, c: usize) -> Vec<(usize, usize)> {
+    let [oh, ow] = g.output();
+    (0..st.nb * oh)
+        .map(|r| {
+            (
+                (r / oh * c * oh + r % oh) * ow,
+                st.position(r / oh, r % oh) * c,
+            )
+        })
+        .collect()
 }
 
 /// Spread output gradients `dy` (`[nb, C_out, H_out, W_out]`) over `wide` (`[Q, C_out]`,
@@ -252,18 +230,13 @@ fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut Vec<f32>) {
     let [oh, ow] = g.output();
     let c = g.c_out;
     zeros_once(wide, st.q * c);
-    vectorized(
-        #[inline(always)]
-        || {
-            for b in 0..st.nb {
-                for row in 0..oh {
-                    let start = st.position(b, row) * c;
-                    let src = &dy[(b * c * oh + row) * ow..];
-                    transpose(src, oh * ow, &mut wide[start..], c, c, ow);
-                }
-            }
-        },
-    );
+    let shape = Blocks {
+        rows: c,
+        cols: ow,
+        s_rs: oh * ow,
+        d_rs: c,
+    };
+    transpose_blocks(dy, wide, shape, &output_rows(g, st, c));
 }
 
 /// Forward by shifted windows (see the module docs) of one group of images into `y`, with the
@@ -292,18 +265,17 @@ fn forward_shifted(
         );
     }
     let c = g.c_out;
-    vectorized(
-        #[inline(always)]
-        || {
-            for b in 0..st.nb {
-                for row in 0..oh {
-                    let start = st.position(b, row) * c;
-                    let dst = &mut y[(b * c * oh + row) * ow..];
-                    transpose(&wide[start..], c, dst, oh * ow, ow, c);
-                }
-            }
-        },
-    );
+    let starts: Vec<(usize, usize)> = output_rows(g, &st, c)
+        .into_iter()
+        .map(|(image, product)| (product, image))
+        .collect();
+    let shape = Blocks {
+        rows: ow,
+        cols: c,
+        s_rs: c,
+        d_rs: oh * ow,
+    };
+    transpose_blocks(wide, y, shape, &starts);
 }
 
 /// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
