@@ -3,6 +3,7 @@
 //! paper compares it with (SGD, LSVRG, DCA; section 5); one error, [`AdmmError`].
 
 pub mod baselines;
+pub mod certificate;
 pub mod error;
 pub mod linear;
 pub mod schedule;

@@ -134,8 +134,10 @@ pub struct FitLinearReport {
     pub converged: Option<bool>,
     /// ADMM: the final relative primal and dual residuals (compared with `--tol`).
     pub residuals: Option<[f64; 2]>,
-    /// Pdprox: the duality gap of the reported (averaged) iterate, `objective - dual`, an upper
-    /// bound of its distance to the optimum.
+    /// The duality gap of the reported iterate, `objective - dual bound`, an upper bound of its
+    /// distance to the optimum: Pdprox's of the averaged iterate; ADMM's certificate
+    /// (`admm::certificate`, convex problems with l1, l2 or elastic net; computed once the
+    /// residuals reach `--tol`, and then stopping the run at `--tol` relative).
     pub gap: Option<f64>,
     /// Pdprox: the solver's stop quantity, the gap of the better of the averaged and the last
     /// iterate (compared with `--tol`).
@@ -265,6 +267,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     let mut start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
     let mut convergence = None;
+    let mut admm_gap = None;
     let mut pdprox_figures = None;
     let elementwise = |solver: &str| match args.reg {
         RegSpec::Elementwise(r) => Ok(r),
@@ -313,6 +316,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             let res = linear::solve(&data, &cfg, None).map_err(|e| e.to_string())?;
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             convergence = Some((res.converged, [res.primal_relative, res.dual_relative]));
+            admm_gap = res.gap.map(|g| g * res.objective);
             (res.w, res.objective, res.iterations, None, history)
         }
         "sgd" | "lsvrg" | "lsvrg-u" | "dca" => {
@@ -397,7 +401,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         residuals: convergence
             .filter(|_| pdprox_figures.is_none())
             .map(|c| c.1),
-        gap: pdprox_figures.map(|p| p.0),
+        gap: pdprox_figures.map(|p| p.0).or(admm_gap),
         best_gap: pdprox_figures.map(|p| p.1),
         last_objective: pdprox_figures.map(|p| p.2),
         passes: pdprox_figures.map(|p| p.3),
@@ -436,9 +440,13 @@ pub fn run(args: &FitLinearArgs) -> Result<(), String> {
         );
     } else if report.converged == Some(false) {
         let [p, d] = report.residuals.unwrap_or([f64::NAN; 2]);
+        let gap = match report.gap {
+            Some(g) => format!(", certified relative gap {:.2e}", g / report.objective),
+            None => String::new(),
+        };
         eprintln!(
             "warning: ADMM stopped at the iteration cap ({}) before converging: relative \
-             residuals primal {p:.2e}, dual {d:.2e}, tolerance {:.0e} (raise --max-iter)",
+             residuals primal {p:.2e}, dual {d:.2e}{gap}, tolerance {:.0e} (raise --max-iter)",
             report.iterations,
             args.tol.unwrap_or(1e-6)
         );

@@ -76,9 +76,13 @@ impl TabularTask {
                 let t = Instant::now();
                 let res = solve(&data, &cfg, None)?;
                 if !res.converged {
+                    let gap = res.gap.map_or(String::new(), |g| {
+                        format!(", certified relative gap {g:.2e}")
+                    });
                     eprintln!(
                         "warning: {name} {label}: ADMM stopped at the iteration cap ({}) before \
-                     converging: relative residuals primal {:.2e}, dual {:.2e}, tolerance {:.0e}",
+                     converging: relative residuals primal {:.2e}, dual {:.2e}{gap}, tolerance \
+                     {:.0e}",
                         res.iterations, res.primal_relative, res.dual_relative, cfg.tol
                     );
                 }
