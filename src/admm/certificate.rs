@@ -19,7 +19,16 @@
 //! makes `-t D^T v` feasible); `||s||^2 / (2 mu)` for `mu/2 ||w||^2`; and
 //! `sum_j (|s_j| - l1)_+^2 / (2 l2)` for the elastic net. The bound is maximized over `t` in
 //! closed form (l1, l2^2) or by golden-section search (elastic net; the bound is concave in
-//! `t`).
+//! `t`). The same bound at the average of subgradients from the later half of the run
+//! ([`DualAverage`], one every [`CERTIFY_EVERY`] iterations) is valid too, and on hinge + l1,
+//! where the last subgradient oscillates, it is what certifies 1e-6: measured on the 48 convex
+//! cells of the shipped sets, the default penalty reaches a certified 1e-6 within 10,000
+//! iterations on 42 with the last subgradient checked when the residuals pass, on 45 with the
+//! average of every iterate's subgradient, on 47 with that checked every [`CERTIFY_EVERY`]
+//! iterations, and on all 48 with the average of every [`CERTIFY_EVERY`]-th subgradient
+//! (48,847 iterations in all; see [`crate::admm::RhoSchedule::default_for`]). Sampling the
+//! average keeps its cost (a sort per sampled iteration) a tenth of what it was: with every
+//! iterate, ADMM's iterations on these sets took 25-40% longer.
 
 use crate::loss::Loss;
 use crate::regularizer::Regularizer;
@@ -55,8 +64,8 @@ pub fn subgradient(loss: &Loss, sigma: &Sigma, rho: f64, m: &[f64], z: &[f64]) -
 }
 
 /// Running averages of the z-step's subgradients and of their conjugates since the last
-/// restart, restarted whenever the count of iterations doubles (the average covers the later
-/// half of the run). By convexity `Omega^*(mean v) <= mean Omega^*(v)`, so the averaged
+/// restart, restarted whenever the iteration count doubles (the average covers the later half
+/// of the run; Algorithm 1 adds one every [`CERTIFY_EVERY`] iterations). By convexity `Omega^*(mean v) <= mean Omega^*(v)`, so the averaged
 /// subgradient gives a valid bound too; on nonsmooth losses it oscillates less than the last
 /// one.
 #[derive(Debug, Clone, Default)]

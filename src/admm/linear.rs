@@ -338,7 +338,7 @@ pub fn solve(
         }
         let z_old = z.clone();
         let stats = pava.solve(&cfg.loss, &sigma, rho, &m, &mut z)?;
-        if certify {
+        if certify && (k + 1).is_multiple_of(CERTIFY_EVERY) {
             let (v, conj) = subgradient(&cfg.loss, &sigma, rho, &m, &z);
             averages.add(k, &v, conj);
         }
