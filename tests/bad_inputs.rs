@@ -175,6 +175,8 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
             .file("ab.toml", "task = \"long-tailed\"\nalpha = 0.6\nbeta = 0.2\n"),
         case("negative epochs", &train("neg.toml"), &["'-3' for 'epochs'", "neg.toml"])
             .file("neg.toml", "task = \"long-tailed\"\nepochs = -3\n"),
+        case("negative gradient clamp", &train("clip.toml"), &["grad_clip", "must be positive, got -1", "clip.toml"])
+            .file("clip.toml", "task = \"long-tailed\"\ngrad_clip = -1.0\n"),
         // Data files.
         case("empty set", &fit("empty.csv"), &["empty.csv"]).file("empty.csv", ""),
         case("one class", &fit("one.csv"), &["both classes"]).file("one.csv", "1,2,1\n3,4,1\n5,6,1\n"),

@@ -274,7 +274,8 @@ fn clap_message(e: &clap::Error) -> String {
         .join(" ")
 }
 
-/// Fill in what the defaults leave open: the backend and the method's learning rate.
+/// Fill in what the defaults leave open: the backend, the method's learning rate and its
+/// gradient clamp (0: off).
 fn resolve(run: &mut Run) -> Result<(), String> {
     let training = match run {
         Run::LongTailed(a) => &mut a.training,
@@ -282,8 +283,11 @@ fn resolve(run: &mut Run) -> Result<(), String> {
         Run::Tabular(_) => return Ok(()),
     };
     training.backend.backend = Some(training.backend.resolve().map_err(|e| e.to_string())?);
-    let method_default = RunConfig::new(training.method, PathBuf::new()).lr;
-    training.lr.get_or_insert(method_default);
+    let method_default = RunConfig::new(training.method, PathBuf::new());
+    training.lr.get_or_insert(method_default.lr);
+    training
+        .grad_clip
+        .get_or_insert(method_default.grad_clip.unwrap_or(0.0));
     training
         .run_config(Path::new(""))
         .validate()

@@ -86,6 +86,15 @@ pub struct RunConfig {
     /// SOPA-s, SOTA-s: KL weight over the negatives (lambda).
     #[serde(default = "defaults::dro_lambda")]
     pub dro_lambda: f64,
+    /// Clamp every gradient element to `[-c, c]` before the optimizer's update (`None`: no
+    /// clamping). LibAUC's SOPA, SOPAs, SOTAs and PESG optimizers clamp at 1 (SOPAs at 2).
+    /// Default: 1 for SOPA, where three seeds on full Fashion-MNIST-LT (2 passes) measured it
+    /// at or above the unclamped run (test pAUC 0.9846 (0.0053) against 0.9813 (0.0028): +0.0041,
+    /// 0 and +0.0058 per seed, paired p = 0.04, 1, 0.0005); none for the other methods, where it
+    /// was not measured. A saved config without the key (runs before this default) reads as
+    /// none, as they were trained.
+    #[serde(default)]
+    pub grad_clip: Option<f64>,
     /// SOTA-s: KL weight over the positives (tau).
     #[serde(default = "defaults::dro_tau")]
     pub dro_tau: f64,
@@ -165,6 +174,11 @@ impl RunConfig {
                 return bad(key, format!("must be {allowed}, got {value}"));
             }
         }
+        if let Some(c) = self.grad_clip
+            && !(c.is_finite() && c > 0.0)
+        {
+            return bad("grad_clip", format!("must be positive, got {c}"));
+        }
         if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
             return bad(
                 "devices",
@@ -216,6 +230,7 @@ impl RunConfig {
             margin: defaults::margin(),
             sopa_eta: defaults::sopa_eta(),
             dro_lambda: defaults::dro_lambda(),
+            grad_clip: (method == Method::Sopa).then_some(1.0),
             dro_tau: defaults::dro_tau(),
             dro_gamma: defaults::dro_gamma(),
             bootstrap: defaults::bootstrap(),

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use burn::grad_clipping::GradientClippingConfig;
 use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
 use burn::tensor::Device;
 use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
@@ -97,11 +98,19 @@ impl Trainer {
 
     /// The optimizer of the method: Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
     /// SOTA-s (LibAUC's optimizers default to their Adam mode); SGD for the rest, AGD-SBCD's
-    /// updates included, whose optimizer only fills the checkpoint.
+    /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
+    /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
+        let clip = cfg
+            .grad_clip
+            .map(|c| GradientClippingConfig::Value(c as f32));
         match cfg.method {
-            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => AdamConfig::new().init(),
-            Method::Aucm | Method::Mb | Method::Sbcd => SgdConfig::new().init(),
+            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => {
+                AdamConfig::new().with_grad_clipping(clip).init()
+            }
+            Method::Aucm | Method::Mb | Method::Sbcd => {
+                SgdConfig::new().with_gradient_clipping(clip).init()
+            }
         }
     }
 
