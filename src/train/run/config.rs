@@ -130,7 +130,7 @@ impl RunConfig {
     /// 1`, and for AGD-SBCD the whole [`AgdSbcdConfig`] (`rankrisk train --dry-run` runs this).
     ///
     /// # Errors
-    /// [`RunError::Setting`] naming the setting, or [`RunError::Sbcd`].
+    /// [`RunError::Setting`] naming the setting, or [`RunError::Pauc`].
     pub fn validate(&self) -> Result<(), RunError> {
         let bad = |key, message: String| Err(RunError::Setting { key, message });
         if self.epochs == 0 {

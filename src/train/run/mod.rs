@@ -5,7 +5,7 @@
 //! best model by validation pAUC; metrics, plots, a checkpoint per period and `resume`.
 //!
 //! - [`config`]: the settings ([`RunConfig`], [`Method`]);
-//! - [`method`]: the method as a value the loop calls, one period at a time;
+//! - `method`: the method as a value the loop calls, one period at a time;
 //! - [`evaluate`]: scoring the validation and test sets, `rankrisk eval`'s report;
 //! - [`record`]: the rows, the summary and the files written from them;
 //! - [`error`]: why a run stops, [`RunError`];
