@@ -214,6 +214,21 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
             &["/nonexistent/fmnist"],
         )
         .file("nodata.toml", "task = \"long-tailed\"\ndata_dir = \"/nonexistent/fmnist\"\n"),
+        case(
+            "missing CheXpert folder",
+            &train("nocx.toml"),
+            &["/nonexistent/cx", "does not exist", "CheXpert-v1.0-small/", "valid.csv", "stanfordmlgroup"],
+        )
+        .file("nocx.toml", "task = \"chexpert\"\ndata_dir = \"/nonexistent/cx\"\n"),
+        case(
+            "missing pretrained weights",
+            &train("nopth.toml"),
+            &["/nonexistent/w.pth", "do not exist", "densenet121-a639ec97.pth"],
+        )
+        .file(
+            "nopth.toml",
+            "task = \"chexpert\"\ndata_dir = \".\"\npretrained = \"/nonexistent/w.pth\"\n",
+        ),
         case("unknown data set", &["fit-linear", "--data", "imagenet"], &["imagenet"]),
         // Pdprox: settings it cannot solve, each with the reason.
         case(

@@ -72,15 +72,20 @@ impl ImageTask for ChexpertTask {
             });
         }
         for (path, what) in [
-            (Some(&self.data_dir), "the data folder"),
-            (self.pretrained.as_ref(), "the pretrained weights"),
+            (
+                Some(&self.data_dir),
+                "the data folder does not exist: it must hold CheXpert-v1.0-small/ (train.csv, \
+                 valid.csv and the images), the small version of Stanford's CheXpert \
+                 (https://stanfordmlgroup.github.io/competitions/chexpert/)",
+            ),
+            (
+                self.pretrained.as_ref(),
+                "the pretrained weights do not exist: `pretrained` (--pretrained) takes \
+                 torchvision's densenet121-a639ec97.pth (https://download.pytorch.org/models/)",
+            ),
         ] {
             if let Some(p) = path.filter(|p| !p.exists()) {
-                return Err(DataError::invalid(
-                    p.display().to_string(),
-                    format!("{what} do not exist"),
-                )
-                .into());
+                return Err(DataError::invalid(p.display().to_string(), what.to_string()).into());
             }
         }
         Ok(())
