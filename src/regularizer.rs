@@ -133,6 +133,25 @@ impl Regularizer {
         w.iter().map(|&x| self.value_1d(x)).sum()
     }
 
+    /// The convex conjugate `g^*(s) = sup_w s^T w - g(w)` where it is finite everywhere:
+    /// `||s||^2 / (2 mu)` for `mu/2 ||w||^2` and `sum_j (|s_j| - l1)_+^2 / (2 l2)` for the
+    /// elastic net; `None` for the others (l1, none and strength 0 are indicators, MCP and SCAD
+    /// are not convex). The duality gaps of ADMM and Pdprox evaluate it.
+    pub fn smooth_conjugate(&self, s: &[f64]) -> Option<f64> {
+        match *self {
+            Regularizer::L2 { mu } if mu > 0.0 => {
+                Some(s.iter().map(|x| x * x).sum::<f64>() / (2.0 * mu))
+            }
+            Regularizer::ElasticNet { l1, l2 } if l2 > 0.0 => Some(
+                s.iter()
+                    .map(|x| (x.abs() - l1).max(0.0).powi(2))
+                    .sum::<f64>()
+                    / (2.0 * l2),
+            ),
+            _ => None,
+        }
+    }
+
     /// The largest `gamma` for which `prox_{g,gamma}` is single-valued (`1/c`, or infinity).
     pub fn max_gamma(&self) -> f64 {
         let c = self.weak_convexity();

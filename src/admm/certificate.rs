@@ -65,9 +65,9 @@ pub fn subgradient(loss: &Loss, sigma: &Sigma, rho: f64, m: &[f64], z: &[f64]) -
 
 /// Running averages of the z-step's subgradients and of their conjugates since the last
 /// restart, restarted whenever the iteration count doubles (the average covers the later half
-/// of the run; Algorithm 1 adds one every [`CERTIFY_EVERY`] iterations). By convexity `Omega^*(mean v) <= mean Omega^*(v)`, so the averaged
-/// subgradient gives a valid bound too; on nonsmooth losses it oscillates less than the last
-/// one.
+/// of the run; one every [`CERTIFY_EVERY`] iterations, [`DualAverage::sample`]). By convexity
+/// `Omega^*(mean v) <= mean Omega^*(v)`, so the averaged subgradient gives a valid bound too; on
+/// nonsmooth losses it oscillates less than the last one.
 #[derive(Debug, Clone, Default)]
 pub struct DualAverage {
     sum: Vec<f64>,
@@ -77,9 +77,25 @@ pub struct DualAverage {
 }
 
 impl DualAverage {
+    /// At every [`CERTIFY_EVERY`]-th iteration `k` (0-based), the z-step's subgradient and
+    /// conjugate from `compute` ([`subgradient`]), added to the average and returned; `None`
+    /// (nothing computed) at the others.
+    pub fn sample(
+        &mut self,
+        k: usize,
+        compute: impl FnOnce() -> (Vec<f64>, f64),
+    ) -> Option<(Vec<f64>, f64)> {
+        if !(k + 1).is_multiple_of(CERTIFY_EVERY) {
+            return None;
+        }
+        let (v, conj) = compute();
+        self.add(k, &v, conj);
+        Some((v, conj))
+    }
+
     /// Add iteration `k`'s (0-based) subgradient and conjugate.
-    pub fn add(&mut self, k: usize, v: &[f64], conj: f64) {
-        if k >= self.next_restart || self.sum.len() != v.len() {
+    fn add(&mut self, k: usize, v: &[f64], conj: f64) {
+        if k >= self.next_restart {
             self.sum = vec![0.0; v.len()];
             (self.conj, self.count) = (0.0, 0);
             self.next_restart = (2 * k).max(1);
@@ -99,21 +115,18 @@ impl DualAverage {
         })
     }
 
-    /// The better of the bounds from this iteration's z-step (input `m`, output `z`, penalty
-    /// `rho`) and from the average; 0 (valid since `P >= 0`) where neither applies.
-    #[allow(clippy::too_many_arguments)]
+    /// The better of the bounds from this iteration's subgradient `v` (with its conjugate
+    /// `conj`, from [`subgradient`]) and from the average; 0 (valid since `P >= 0`) where
+    /// neither applies.
     pub fn bound(
         &self,
         dt_times: impl Fn(&[f64]) -> Vec<f64>,
-        loss: &Loss,
         sigma: &Sigma,
         reg: &Regularizer,
-        rho: f64,
-        m: &[f64],
-        z: &[f64],
+        v: &[f64],
+        conj: f64,
     ) -> f64 {
-        let (v, conj) = subgradient(loss, sigma, rho, m, z);
-        let last = dual_bound(&dt_times, sigma, reg, &v, conj).unwrap_or(0.0);
+        let last = dual_bound(&dt_times, sigma, reg, v, conj).unwrap_or(0.0);
         let mean = self
             .mean()
             .and_then(|(v, conj)| dual_bound(&dt_times, sigma, reg, &v, conj))
@@ -145,9 +158,9 @@ pub fn dual_bound(
     let best = match *reg {
         Regularizer::L1 { mu } => l1_bound(mu),
         Regularizer::ElasticNet { l1, l2: 0.0 } => l1_bound(l1),
-        Regularizer::L2 { mu } => {
-            // -t A - t^2 B, maximized at t = -A / (2 B) within [0, 1].
-            let b = dot(&s, &s) / (2.0 * mu);
+        Regularizer::L2 { .. } => {
+            // -t A - t^2 B with B = g^*(s), maximized at t = -A / (2 B) within [0, 1].
+            let b = reg.smooth_conjugate(&s)?;
             let t = if b > 0.0 {
                 (-omega_star / (2.0 * b)).clamp(0.0, 1.0)
             } else {
@@ -155,14 +168,10 @@ pub fn dual_bound(
             };
             bound(t, t * t * b)
         }
-        Regularizer::ElasticNet { l1, l2 } => {
+        Regularizer::ElasticNet { .. } => {
             let f = |t: f64| {
-                let conj: f64 = s
-                    .iter()
-                    .map(|x| (t * x.abs() - l1).max(0.0).powi(2))
-                    .sum::<f64>()
-                    / (2.0 * l2);
-                bound(t, conj)
+                let scaled: Vec<f64> = s.iter().map(|x| t * x).collect();
+                bound(t, reg.smooth_conjugate(&scaled).unwrap_or(f64::INFINITY))
             };
             golden_max(f, 0.0, 1.0)
         }

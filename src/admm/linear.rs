@@ -338,10 +338,9 @@ pub fn solve(
         }
         let z_old = z.clone();
         let stats = pava.solve(&cfg.loss, &sigma, rho, &m, &mut z)?;
-        if certify && (k + 1).is_multiple_of(CERTIFY_EVERY) {
-            let (v, conj) = subgradient(&cfg.loss, &sigma, rho, &m, &z);
-            averages.add(k, &v, conj);
-        }
+        let sampled = certify
+            .then(|| averages.sample(k, || subgradient(&cfg.loss, &sigma, rho, &m, &z)))
+            .flatten();
         // w-step.
         for i in 0..n {
             c[i] = z[i] + lambda[i] / rho;
@@ -443,7 +442,8 @@ pub fn solve(
                 data.dt_times(v, &mut s);
                 s
             };
-            let bound = averages.bound(dt_times, &cfg.loss, &sigma, &cfg.reg, rho, &m, &z);
+            let (v, conj) = sampled.unwrap_or_else(|| subgradient(&cfg.loss, &sigma, rho, &m, &z));
+            let bound = averages.bound(dt_times, &sigma, &cfg.reg, &v, conj);
             let relative = (best.0 - bound) / best.0.abs().max(f64::MIN_POSITIVE);
             gap = Some(relative);
             if relative <= cfg.tol {

@@ -136,8 +136,9 @@ pub struct FitLinearReport {
     pub residuals: Option<[f64; 2]>,
     /// The duality gap of the reported iterate, `objective - dual bound`, an upper bound of its
     /// distance to the optimum: Pdprox's of the averaged iterate; ADMM's certificate
-    /// (`admm::certificate`, convex problems with l1, l2 or elastic net; computed once the
-    /// residuals reach `--tol`, and then stopping the run at `--tol` relative).
+    /// (`admm::certificate`, convex problems with l1, l2 or elastic net; checked every 10
+    /// iterations and whenever the residuals reach `--tol`, stopping the run at `--tol`
+    /// relative).
     pub gap: Option<f64>,
     /// Pdprox: the solver's stop quantity, the gap of the better of the averaged and the last
     /// iterate (compared with `--tol`).

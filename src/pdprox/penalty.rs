@@ -201,18 +201,9 @@ impl Penalty {
             if dual_norm <= mu { 1.0 } else { mu / dual_norm }
         };
         match self {
-            Penalty::Elementwise(reg) => match *reg {
-                Regularizer::L2 { mu } if mu > 0.0 => {
-                    (1.0, -g.iter().map(|x| x * x).sum::<f64>() / (2.0 * mu))
-                }
-                Regularizer::ElasticNet { l1, l2 } if l2 > 0.0 => (
-                    1.0,
-                    -g.iter()
-                        .map(|x| (x.abs() - l1).max(0.0).powi(2))
-                        .sum::<f64>()
-                        / (2.0 * l2),
-                ),
-                Regularizer::L1 { mu } | Regularizer::ElasticNet { l1: mu, .. } => {
+            Penalty::Elementwise(reg) => match (reg.smooth_conjugate(g), *reg) {
+                (Some(conj), _) => (1.0, -conj),
+                (None, Regularizer::L1 { mu } | Regularizer::ElasticNet { l1: mu, .. }) => {
                     (cap(mu, g.iter().fold(0.0, |m: f64, x| m.max(x.abs()))), 0.0)
                 }
                 // R = 0 (or l2:0): bounded below only where g = 0.
