@@ -7,7 +7,7 @@
 //! With `--devices`, burn-train's own multi-device strategy runs the step of each device on
 //! its own batches; the objective's state stays one (`SharedObjective`), but a pairwise
 //! objective then pairs the samples of each device's batch only, and the devices' gradients
-//! are summed (the run driver's `--devices` splits one batch instead: see the README).
+//! are summed (the run driver's `--devices` splits one batch instead: see docs/BACKENDS.md).
 
 use std::sync::Arc;
 

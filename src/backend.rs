@@ -135,14 +135,14 @@ pub enum BackendError {
     /// CUDA was asked for in a build without the `cuda` feature.
     #[error(
         "the cuda backend is not compiled into this build: rebuild with `cargo build --release \
-         --features cuda` (the README's GPU section says what that build needs), or pick one of \
+         --features cuda` (docs/BACKENDS.md, \"CUDA\", says what that build needs), or pick one of \
          wgpu, ndarray, flex"
     )]
     CudaNotCompiled,
     /// A remote device was asked for in a build without the `remote` feature.
     #[error(
         "remote devices are not compiled into this build: rebuild with `cargo build --release \
-         --features remote` (the README's \"Several machines\" says what it adds)"
+         --features remote` (docs/BACKENDS.md, \"Several machines\", says what it adds)"
     )]
     RemoteNotCompiled,
     /// A remote device's address is not `ws://HOST:PORT`.

@@ -5,6 +5,40 @@
 //! scores to the [surrogate bridge](bridge), whose backward pass gives the model's parameter
 //! gradients on the device the model lives on ([`backend`] picks it at run time).
 //!
+//! SOPA's one-way pAUC over FPR `[0, 0.5]` training a linear scorer in a plain Burn loop (the
+//! same loop takes any [`train::Objective`] and any Burn model implementing
+//! `rankrisk_models::Scorer`):
+//!
+//! ```
+//! use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+//! use burn::tensor::{Tensor, TensorData};
+//! use rankrisk::train::{Objective, Sopa};
+//! use rankrisk::{BackendKind, autodiff_device, scores_to_cpu, surrogate};
+//! use rankrisk_models::{LinearScorerConfig, Scorer};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let device = autodiff_device(BackendKind::Flex)?;
+//! // Eight samples with two features; the positives lie along the first one.
+//! let x = [2.0f32, 0.5, 1.5, -1.0, 1.0, 0.3, 2.5, 0.8, -1.0, 0.2, -0.5, 1.0, -2.0, -0.4, 0.1, 0.9];
+//! let labels = [1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0];
+//! let ids: Vec<usize> = (0..8).collect();
+//! let mut model = LinearScorerConfig::new(2).init(&device);
+//! let mut optim = AdamConfig::new().init();
+//! let mut sopa = Sopa::new(&labels, 0.5, 1.0, 0.1)?; // beta, margin, threshold step
+//! for _ in 0..100 {
+//!     let inputs = Tensor::<4>::from_data(TensorData::new(x.to_vec(), [8, 1, 1, 2]), &device);
+//!     let s = model.score(inputs); // forward on the device
+//!     let g = sopa.batch_gradient(&scores_to_cpu(s.clone())?, &labels, &ids)?; // CPU
+//!     let grads = GradientsParams::from_grads(surrogate(s, &g.grad)?.backward(), &model);
+//!     model = optim.step(0.05, model, grads);
+//! }
+//! let inputs = Tensor::<4>::from_data(TensorData::new(x.to_vec(), [8, 1, 1, 2]), &device);
+//! let scores = scores_to_cpu(model.score(inputs))?;
+//! assert_eq!(rankrisk::metrics::auc::auc(&scores, &labels)?, 1.0);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Layers, each importing only from the ones above it in this list (docs/ARCHITECTURE.md):
 //!
 //! 1. devices: [`backend`], [`bridge`], [`remote`];

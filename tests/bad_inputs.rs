@@ -191,7 +191,11 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
         )
         .file("tr.csv", "1,2,1\n3,4,0\n5,6,1\n7,1,0\n")
         .file("te.csv", "1,2,3,1\n3,4,5,0\n"),
-        case("missing file", &fit("absent.csv"), &["{dir}/absent.csv"]),
+        case(
+            "missing file",
+            &fit("absent.csv"),
+            &["{dir}/absent.csv", "last column", "LIBSVM"],
+        ),
         // Scores and settings.
         case("infinite score", &["pava", "--input", "-"], &["line 1"])
             .stdin(r#"{"m": [1, 1e400], "loss": "hinge", "weights": {"kind": "erm"}, "rho": 1}"#),
@@ -211,9 +215,74 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
         case(
             "missing data folder",
             &train("nodata.toml"),
-            &["/nonexistent/fmnist"],
+            &["/nonexistent/fmnist", "does not exist", "t10k-images-idx3-ubyte", "fetch-test-data.sh"],
         )
         .file("nodata.toml", "task = \"long-tailed\"\ndata_dir = \"/nonexistent/fmnist\"\n"),
+        // Every data folder names what it must hold and where it comes from: missing, not
+        // given, and present without the files (the repository root, which holds none).
+        case(
+            "missing CIFAR-10 folder",
+            &train("noc10.toml"),
+            &["/nonexistent/c10", "data_batch_1.bin", "test_batch.bin", "cifar-10-binary.tar.gz"],
+        )
+        .file("noc10.toml", "task = \"long-tailed\"\ndata = \"cifar10\"\ndata_dir = \"/nonexistent/c10\"\n"),
+        case(
+            "CIFAR-10 without a folder",
+            &train("c10.toml"),
+            &["--data-dir", "data_batch_1.bin", "www.cs.toronto.edu"],
+        )
+        .file("c10.toml", "task = \"long-tailed\"\ndata = \"cifar10\"\n"),
+        case(
+            "missing CIFAR-100 folder",
+            &train("noc100.toml"),
+            &["/nonexistent/c100", "train.bin", "cifar-100-binary.tar.gz"],
+        )
+        .file("noc100.toml", "task = \"long-tailed\"\ndata = \"cifar100\"\ndata_dir = \"/nonexistent/c100\"\n"),
+        case(
+            "missing Tiny-ImageNet folder",
+            &train("notin.toml"),
+            &["/nonexistent/tin", "wnids.txt", "tiny-imagenet-200.zip"],
+        )
+        .file("notin.toml", "task = \"long-tailed\"\ndata = \"tiny-imagenet\"\ndata_dir = \"/nonexistent/tin\"\n"),
+        case(
+            "CIFAR-10 folder without its files",
+            &["train", "{dir}/c10here.toml"],
+            &["data_batch_1.bin not found", "cifar-10-binary.tar.gz"],
+        )
+        .file("c10here.toml", "task = \"long-tailed\"\ndata = \"cifar10\"\ndata_dir = \".\"\n"),
+        case(
+            "MNIST folder without its files",
+            &["train", "{dir}/mnhere.toml"],
+            &["train-images-idx3-ubyte[.gz] not found", "fetch-test-data.sh"],
+        )
+        .file("mnhere.toml", "task = \"long-tailed\"\ndata = \"mnist\"\ndata_dir = \".\"\n"),
+        case(
+            "Tiny-ImageNet folder without its files",
+            &["train", "{dir}/tinhere.toml"],
+            &["wnids.txt not found", "tiny-imagenet-200.zip"],
+        )
+        .file("tinhere.toml", "task = \"long-tailed\"\ndata = \"tiny-imagenet\"\ndata_dir = \".\"\n"),
+        // Files the CLI reads: each message says what the file should hold.
+        case(
+            "missing config",
+            &["train", "/nonexistent/cfg.toml"],
+            &["/nonexistent/cfg.toml", "task", "[[run]]", "built-in default"],
+        ),
+        case(
+            "missing scores file",
+            &["metrics", "/nonexistent/s.csv"],
+            &["/nonexistent/s.csv", "label column", "score columns", "scores_test.csv"],
+        ),
+        case(
+            "missing pava input",
+            &["pava", "--input", "/nonexistent/z.json"],
+            &["/nonexistent/z.json", "\"m\"", "\"weights\"", "standard input"],
+        ),
+        case(
+            "missing run folder",
+            &["eval", "/nonexistent/run"],
+            &["/nonexistent/run/config.toml not found", "output folder of an image run"],
+        ),
         case(
             "missing CheXpert folder",
             &train("nocx.toml"),

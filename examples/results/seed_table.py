@@ -1,4 +1,4 @@
-"""Mean (std) over seeds of the deep equal-budget comparison (README, "Equal budget on the slice").
+"""Mean (std) over seeds of the deep equal-budget comparison (docs/RESULTS.md, "Equal budget on the slice").
 
 Reads the summary.json of every run that deep_slice_grid.toml and deep_slice_seeds.toml wrote
 under out/deep-slice/ (the grid's chosen point stands for seed 0 of Fashion-MNIST-LT at 2

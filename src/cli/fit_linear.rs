@@ -213,8 +213,14 @@ pub fn load_parts(
 }
 
 fn read_table(path: &Path, d: Option<usize>) -> Result<Tabular, String> {
-    let head = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let head = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; expected a CSV file (a header row, one row per sample, the \
+                 label in the last column) or a LIBSVM file (`label index:value ...`), such as \
+                 the LIBSVM sets at https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/",
+            path.display()
+        )
+    })?;
     let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let table = if first.contains(':') {
         read_libsvm(path, d)

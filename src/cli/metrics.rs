@@ -106,7 +106,14 @@ fn read_table(args: &MetricsArgs) -> Result<Table, String> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_path(&args.input)
-        .map_err(|e| at(&e))?;
+        .map_err(|e| {
+            format!(
+                "{}: {e}; expected a CSV file with a header row, a label column (+1/-1 or 1/0) \
+                 and one or more score columns, as every image run writes it (scores_test.csv \
+                 in its output folder)",
+                args.input.display()
+            )
+        })?;
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| at(&e))?

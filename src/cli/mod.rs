@@ -37,7 +37,7 @@ pub struct Cli {
 pub enum Command {
     /// Version, compiled backends and the wgpu adapters found on this machine.
     Info,
-    /// Solve the z-subproblem (10) by the refined PAVA for a JSON input (see the README).
+    /// Solve the z-subproblem (10) by the refined PAVA for a JSON input (format: docs/GUIDE.md).
     Pava(pava::PavaArgs),
     /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA, Pdprox).
     FitLinear(Box<fit_linear::FitLinearArgs>),

@@ -1,5 +1,5 @@
 //! `rankrisk pava`: problem (10) of the rank-based paper solved by the refined PAVA for one
-//! JSON input (see the README for the format).
+//! JSON input (docs/GUIDE.md gives the format).
 
 use clap::Args;
 
@@ -46,8 +46,14 @@ pub fn run(args: &PavaArgs) -> Result<(), String> {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| format!("reading standard input: {e}"))?
     } else {
-        std::fs::read_to_string(&args.input)
-            .map_err(|e| format!("cannot read {}: {e}", args.input.display()))?
+        std::fs::read_to_string(&args.input).map_err(|e| {
+            format!(
+                "cannot read {}: {e}; expected a JSON object such as {{\"m\": [0.3, -1.2], \
+                     \"loss\": \"logistic\", \"weights\": {{\"kind\": \"cvar\", \"q\": 0.5}}, \
+                     \"rho\": 1.0}} (docs/GUIDE.md, \"rankrisk pava\"), or `-` for standard input",
+                args.input.display()
+            )
+        })?
     };
     let input: PavaInput =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", args.input.display()))?;

@@ -317,8 +317,14 @@ pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
 }
 
 fn read_plan(path: &Path) -> Result<Vec<Planned>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; expected a TOML or JSON config with a `task` key or \
+                 [[run]] tables (docs/GUIDE.md, \"Training from a config\"; `rankrisk train` \
+                 without a file runs the built-in default, `--dry-run` prints it)",
+            path.display()
+        )
+    })?;
     let json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));

@@ -62,6 +62,37 @@ pub struct LongTailedTask {
     pub seed: u64,
 }
 
+/// What a data folder must hold for `data`, and where the files come from.
+fn expected_contents(data: LtData) -> &'static str {
+    match data {
+        LtData::FashionMnist => {
+            "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and \
+             t10k-labels-idx1-ubyte (plain or .gz), Fashion-MNIST's IDX files: `bash \
+             datasets/fetch-test-data.sh` puts them in datasets/test-data/fashion-mnist, the \
+             default folder"
+        }
+        LtData::Mnist => {
+            "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and \
+             t10k-labels-idx1-ubyte (plain or .gz), MNIST's IDX files: `bash \
+             datasets/fetch-test-data.sh` puts them in datasets/test-data/mnist, the default \
+             folder"
+        }
+        LtData::Cifar10 => {
+            "data_batch_1.bin ... data_batch_5.bin and test_batch.bin: the folder \
+             cifar-10-batches-bin of cifar-10-binary.tar.gz \
+             (https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz)"
+        }
+        LtData::Cifar100 => {
+            "train.bin and test.bin: the folder cifar-100-binary of cifar-100-binary.tar.gz \
+             (https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz)"
+        }
+        LtData::TinyImagenet => {
+            "wnids.txt, train/ and val/: the folder tiny-imagenet-200 of tiny-imagenet-200.zip \
+             (http://cs231n.stanford.edu/tiny-imagenet-200.zip)"
+        }
+    }
+}
+
 fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
     let root = rankrisk_datasets::fetched::root();
     match data {
@@ -69,7 +100,10 @@ fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
         LtData::Mnist => Ok(root.join("mnist")),
         other => Err(DataError::invalid(
             format!("{other:?}"),
-            "give --data-dir: the folder with the official files (CIFAR-10: data_batch_1.bin ... test_batch.bin from cifar-10-binary.tar.gz; CIFAR-100: train.bin, test.bin; Tiny-ImageNet: the tiny-imagenet-200 folder)",
+            format!(
+                "give --data-dir (data_dir in a config): a folder with {}",
+                expected_contents(other)
+            ),
         )),
     }
 }
@@ -117,8 +151,10 @@ impl ImageTask for LongTailedTask {
         if !dir.is_dir() {
             return Err(DataError::invalid(
                 dir.display().to_string(),
-                "the data folder does not exist (bash datasets/fetch-test-data.sh fetches \
-                 Fashion-MNIST and MNIST)",
+                format!(
+                    "the data folder does not exist: it must hold {}",
+                    expected_contents(self.data)
+                ),
             )
             .into());
         }
