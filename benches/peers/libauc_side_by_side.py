@@ -75,7 +75,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_step import ResNet20  # noqa: E402
 
 METHODS = ("ce", "aucm", "sopa", "sopa-s", "sota-s")
-MEAN, STD = 0.2860, 0.3530  # src/tasks/long_tailed.rs (Fashion-MNIST)
+# Per-data-set normalization, as src/tasks/long_tailed.rs applies it; chosen by the split's
+# "task" label (export_split writes e.g. "fashion-mnist-LT 0.01 (+3)" or "mnist-LT 0.01 (+3)").
+NORMALIZATION = {"fashion-mnist": (0.2860, 0.3530), "mnist": (0.1307, 0.3081)}
 FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
@@ -149,9 +151,23 @@ CE_HPARAMS = {"loss": "BCEWithLogitsLoss", "opt": {"name": "torch.optim.Adam", "
 
 
 # ---------------------------------------------------------------------------- data
+def normalization(task):
+    """(mean, std) of the data set a split's task label names (Fashion-MNIST for smoke splits)."""
+    name = (task or "fashion-mnist").split("-LT")[0]
+    if name not in NORMALIZATION:
+        raise ValueError(f"task {task!r}: no normalization for {name!r} "
+                         f"(known: {', '.join(NORMALIZATION)})")
+    return NORMALIZATION[name]
+
+
 def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
+    """An IDX file, gzipped (PATH) or plain (PATH without .gz: how the MNIST folder holds it)."""
+    if not os.path.exists(path) and path.endswith(".gz") and os.path.exists(path[:-3]):
+        with open(path[:-3], "rb") as f:
+            data = f.read()
+    else:
+        with gzip.open(path, "rb") as f:
+            data = f.read()
     magic, n = struct.unpack(">II", data[:8])
     if magic == 2051:
         rows, cols = struct.unpack(">II", data[8:16])
@@ -165,9 +181,9 @@ class IndexedImages(torch.utils.data.Dataset):
     """Normalized images of one part of the split; items are (x, y, index) as LibAUC's
     index-based losses need (index = position in this training set, 0..n-1)."""
 
-    def __init__(self, images_u8, positive):
+    def __init__(self, images_u8, positive, mean, std):
         x = torch.from_numpy(images_u8.astype(np.float32) / 255.0)
-        self.x = ((x - MEAN) / STD).unsqueeze(1).contiguous()  # [N, 1, 28, 28]
+        self.x = ((x - mean) / std).unsqueeze(1).contiguous()  # [N, 1, 28, 28]
         self.targets = np.asarray(positive, dtype=np.int64)   # 1 positive, 0 negative
         self.y = torch.from_numpy(self.targets.astype(np.float32)).unsqueeze(1)
 
@@ -215,6 +231,7 @@ def make_split(data_dir, sizes, positive_class=3):
 
 
 def build_sets(split, data_dir):
+    mean, std = normalization(split.get("task"))
     images = {}
     for part in ("train", "val", "test"):
         f = split[part]["file"]
@@ -227,7 +244,7 @@ def build_sets(split, data_dir):
         idx = np.asarray(p["index"], dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= len(img)):
             raise ValueError(f"{part}: index out of range for {p['file']} ({len(img)} images)")
-        sets[part] = IndexedImages(img[idx], p["positive"])
+        sets[part] = IndexedImages(img[idx], p["positive"], mean, std)
     return sets
 
 
