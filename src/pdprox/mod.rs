@@ -2,8 +2,9 @@
 //! `min_w max_{alpha in Q} L(w, alpha) + R(w)` with `L` bilinear (3): non-smooth losses with
 //! non-smooth regularizers at the rate `O(1/T)` (Theorems 11 and 14).
 //!
-//! - [`linear`]: the losses of section 4.1 with a bilinear dual on linear scores, Lemma 3's
-//!   constant;
+//! - [`dual_loss`]: the losses of section 4.1 with a bilinear dual;
+//! - [`design`]: the map `s = X w`: dense rows, or the observed entries of a matrix (5.3);
+//! - [`linear`]: those losses on linear scores, Lemma 3's constant;
 //! - [`domain`]: the dual domains and their projections (box, pairs, Lemma 4, and `n Q_sigma`
 //!   for every convex spectral risk by the rank-based PAVA);
 //! - [`penalty`]: the regularizers with their composite gradient mappings;
@@ -11,12 +12,15 @@
 //! - [`baselines`]: gd, fobos, rda, agd, Nesterov's smoothing and Pegasos, tuned as in section 5.
 
 pub mod baselines;
+pub mod design;
 pub mod domain;
+pub mod dual_loss;
 pub mod error;
 pub mod linear;
 pub mod penalty;
 pub mod solver;
 
+pub use design::Design;
 pub use domain::DualDomain;
 pub use error::PdproxError;
 pub use linear::{DualLoss, LinearProblem, StepBound};
