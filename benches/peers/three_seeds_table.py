@@ -8,7 +8,9 @@ Reads OUT/DATA/seedS/{ours,libauc}/METHOD/ as benches/peers/side_by_side.sh writ
 prints, per data set:
 
 1. mean (std over seeds) of test AUC and test pAUC[alpha, beta] at each run's evaluation point
-   with the best validation pAUC, with mean training and evaluation seconds;
+   with the best validation pAUC, of the one-way pAUC over [0, beta] at the same point
+   (computed from the run's test scores; the runs chose their point by pAUC[alpha, beta]), with
+   mean training and evaluation seconds;
 2. every run's test AUC with DeLong's 95% interval and test pAUC with the stratified bootstrap
    interval (our runs: as the run wrote them; LibAUC's: `rankrisk metrics` on the chosen pass's
    test scores, the same code), via side_by_side_table.py;
@@ -139,13 +141,19 @@ def main():
         printed = True
         print(f"\n### {title}\n")
         print(f"| library | method | seeds | test AUC mean (std) | test pAUC[{args.alpha}, "
-              f"{args.beta}] mean (std) | train s | eval s |")
-        print("|---|---|---:|---|---|---:|---:|")
+              f"{args.beta}] mean (std) | test pAUC[0, {args.beta}] mean (std) | train s | "
+              "eval s |")
+        print("|---|---|---:|---|---|---|---:|---:|")
         for (lib, key), found in runs.items():
             aucs = [r["test_auc"] for _, r, _ in found]
             paucs = [r["test_pauc"] for _, r, _ in found]
+            oneway = []
+            for _, _, d in found:
+                y, sc = read_scores(scores_path(lib, d))
+                oneway.append(auc_pauc(sc[y], sc[~y], 0.0, args.beta)[1])
             print(f"| {SHORT[lib]} | {names[(lib, key)]} | {len(found)} | {fmt_ms(aucs)} | "
-                  f"{fmt_ms(paucs)} | {statistics.mean(r['train'] for _, r, _ in found):.0f} | "
+                  f"{fmt_ms(paucs)} | {fmt_ms(oneway)} | "
+                  f"{statistics.mean(r['train'] for _, r, _ in found):.0f} | "
                   f"{statistics.mean(r['eval'] for _, r, _ in found):.0f} |")
         print("\nEach run (best pass by validation pAUC; AUC with DeLong's 95% interval, pAUC "
               "with the stratified bootstrap's):\n")
