@@ -879,10 +879,20 @@ fn section_movielens(md: &mut String, opts: &Opts) {
 fn main() {
     let opts = Opts::parse();
     let mut md = String::new();
+    let movielens = if opts.sections.contains("movielens") {
+        format!(
+            " --movielens-iterations {} --movielens-lambdas {}",
+            opts.movielens_iterations, opts.movielens_lambdas
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         md,
-        "# Pdprox reproductions\n\nPrinted by `RAYON_NUM_THREADS=1 cargo run --release --example reproduce_pdprox -- --sections {} --seed {}` on this project's 2-core machine; times are of this machine.",
-        opts.sections, opts.seed
+        "# Pdprox reproductions\n\nPrinted by `RAYON_NUM_THREADS=1 cargo run --release --example reproduce_pdprox -- --sections {} --seed {}{movielens} --out {}` on this project's 2-core machine; times are of this machine.",
+        opts.sections,
+        opts.seed,
+        opts.out.display()
     );
     for section in opts.sections.split(',') {
         match section.trim() {

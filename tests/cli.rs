@@ -541,6 +541,34 @@ mod train_config {
         assert_eq!(args.test_limit, 10);
     }
 
+    /// Every method prints as the command line spells it and reads back; the names that
+    /// configs written before 2026-11-24 hold (`sopas`, `sotas`) still read.
+    #[test]
+    fn every_method_prints_and_reads_back() {
+        for (written, old) in [
+            ("sbcd", None),
+            ("ce", None),
+            ("aucm", None),
+            ("mb", None),
+            ("sopa", None),
+            ("sopa-s", Some("sopas")),
+            ("sota-s", Some("sotas")),
+        ] {
+            let text = format!("task = \"long-tailed\"\nmethod = \"{written}\"\n");
+            let runs = parse_config(&text, false, "x").unwrap();
+            let printed = to_toml(&runs).unwrap();
+            assert!(
+                printed.contains(&format!("method = \"{written}\"")),
+                "{printed}"
+            );
+            assert_eq!(parse_config(&printed, false, "printed").unwrap(), runs);
+            if let Some(old) = old {
+                let text = format!("task = \"long-tailed\"\nmethod = \"{old}\"\n");
+                assert_eq!(parse_config(&text, false, "old").unwrap(), runs);
+            }
+        }
+    }
+
     #[test]
     fn a_chexpert_run_keeps_its_task_name_apart_from_the_run_kind() {
         let text = "task = \"chexpert\"\ndata_dir = \"/data\"\ntask_name = \"pleural-effusion\"\nsize = 320\n";
@@ -656,7 +684,11 @@ mod train_config {
                 "lr: must be a positive",
             ),
             ("task = \"long-tailed\"\nbatch = 1\n", "batch: at least 2"),
-            ("task = \"long-tailed\"\nmu_scale = 0\n", "mu_scale"),
+            // An AGD-SBCD constant (not the default method since 2026-11-24).
+            (
+                "task = \"long-tailed\"\nmethod = \"sbcd\"\nmu_scale = 0\n",
+                "mu_scale",
+            ),
         ];
         for (text, needle) in cases {
             let err = parse_plan(text, false, "cfg.toml").unwrap_err();

@@ -11,9 +11,11 @@ use crate::pauc::sbcd::DualInit;
 use crate::remote::DeviceSpec;
 use crate::train::run::error::RunError;
 
-/// The training method.
+/// The training method. Written as on the command line (`sopa-s`, `sota-s`), so that a printed
+/// config reads back; `sopas` and `sotas`, which configs and summaries written before
+/// 2026-11-24 hold, are read too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// AGD-SBCD (pAUC paper, Algorithms 1-2).
     Sbcd,
@@ -26,8 +28,12 @@ pub enum Method {
     /// SOPA: one-way pAUC over FPR [0, beta], CVaR-DRO (Zhu et al. 2022).
     Sopa,
     /// SOPA-s: one-way pAUC, KL-DRO smoothed (Zhu et al. 2022).
+    #[serde(alias = "sopas")]
+    #[value(alias = "sopas")]
     SopaS,
     /// SOTA-s: two-way pAUC, KL-DRO smoothed (Zhu et al. 2022).
+    #[serde(alias = "sotas")]
+    #[value(alias = "sotas")]
     SotaS,
 }
 
