@@ -853,6 +853,9 @@ fn section_movielens(md: &mut String, opts: &Opts) {
         }
     }
     let stem = opts.out.with_extension("");
+    if let Some(parent) = opts.out.parent() {
+        std::fs::create_dir_all(parent).expect("results folder");
+    }
     for (tag, by_pass, by_time) in &panels {
         let path = PathBuf::from(format!("{}-movielens-{tag}.png", stem.display()));
         match two_panel_curves(
