@@ -42,7 +42,7 @@ use rankrisk::admm::RhoSchedule;
 use rankrisk::admm::linear::{self, AdmmConfig, LinearData};
 use rankrisk::cli::fit_linear::{DataArgs, load_parts};
 use rankrisk::loss::Loss;
-use rankrisk::pdprox::baselines::{self, Baseline, BaselineRun, tuned};
+use rankrisk::pdprox::baselines::{self, Baseline, BaselineRun, tuned, tuned_over};
 use rankrisk::pdprox::{
     Algorithm, Design, DualLoss, LinearProblem, PdproxConfig, PdproxResult, Penalty, solve,
 };
@@ -792,21 +792,17 @@ fn section_movielens(md: &mut String, opts: &Opts) {
             ] {
                 // The multipliers 2^-10, 2^-8, ..., 2^10 at the short budget (each iteration of a
                 // baseline costs two SVDs: the mapping and the objective).
-                let pick = (-5..=5)
-                    .filter_map(|e| {
-                        baselines::run(
-                            &mut problem,
-                            &penalty,
-                            method,
-                            4f64.powi(e),
-                            tune_at,
-                            tune_at,
-                            opts.seed,
-                        )
-                        .ok()
-                    })
-                    .min_by(|a, b| a.objective.total_cmp(&b.objective))
-                    .expect("a multiplier that does not diverge");
+                let scales: Vec<f64> = (-5..=5).map(|e| 4f64.powi(e)).collect();
+                let pick = tuned_over(
+                    &mut problem,
+                    &penalty,
+                    method,
+                    &scales,
+                    tune_at,
+                    tune_at,
+                    opts.seed,
+                )
+                .expect("baseline");
                 let run = baselines::run(
                     &mut problem,
                     &penalty,

@@ -14,6 +14,10 @@ use rankrisk::pdprox::{
 use rankrisk::regularizer::Regularizer;
 use rankrisk::weights::{Sigma, Weights};
 
+/// Trace-norm matrix factorization and completion (section 5.3).
+#[path = "pdprox/matrix.rs"]
+mod matrix;
+
 /// A small deterministic generator (no dependency): uniform in [0, 1).
 struct Lcg(u64);
 

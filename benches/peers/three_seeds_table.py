@@ -27,6 +27,7 @@ Needs numpy (the peers' venv has it).
 """
 import argparse
 import csv
+import json
 import os
 import statistics
 import sys
@@ -54,7 +55,6 @@ def read_scores(path):
 def scores_path(lib, d):
     if lib == "ours":
         return os.path.join(d, "scores_test.csv")
-    import json
     with open(os.path.join(d, "summary.json")) as f:
         k = json.load(f)["best_epoch"]
     return os.path.join(d, f"scores_test_epoch{k}.csv")

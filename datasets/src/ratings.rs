@@ -5,7 +5,7 @@
 //! `datasets/fetch-test-data.sh` fetches that one).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -72,20 +72,21 @@ impl Ratings {
 /// optional header row (RecBole's `user_id:token ...`).
 ///
 /// # Errors
-/// [`DataError::Io`] for an unreadable file (the message says what the file must hold and
-/// where MovieLens 100K comes from), [`DataError::Parse`] for a short row or a rating that is
+/// [`DataError::Invalid`] for an unreadable file (the message says what the file must hold
+/// and where MovieLens 100K comes from), [`DataError::Parse`] for a short row or a rating that is
 /// not a finite number, [`DataError::Invalid`] for a file without ratings or a repeated
 /// (user, item) pair.
 pub fn read_ratings(path: &Path) -> Result<Ratings, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
-        path: PathBuf::from(format!(
-            "{} (expected a ratings file, `user item rating [timestamp]` per row: MovieLens \
-             100K's u.data from https://grouplens.org/datasets/movielens/100k/, or \
-             ml-100k.inter, which `bash datasets/fetch-test-data.sh` puts in \
-             datasets/test-data/movielens)",
-            path.display()
-        )),
-        source,
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        DataError::invalid(
+            path.display().to_string(),
+            format!(
+                "cannot read it ({e}); expected a ratings file, `user item rating [timestamp]` \
+                 per row: MovieLens 100K's u.data from \
+                 https://grouplens.org/datasets/movielens/100k/, or ml-100k.inter, which `bash \
+                 datasets/fetch-test-data.sh` puts in datasets/test-data/movielens"
+            ),
+        )
     })?;
     let (mut users, mut items) = (HashMap::new(), HashMap::new());
     let mut out = Ratings {

@@ -296,8 +296,7 @@ pub fn run(
     })
 }
 
-/// The paper's tuning: [`run`] with the base step times each of `2^-10, ..., 2^10`, the run
-/// with the lowest final objective kept (a run that diverges is skipped).
+/// The paper's tuning: [`tuned_over`] the multipliers `2^-10, ..., 2^10` of the base step.
 ///
 /// # Errors
 /// As [`run`], when every multiplier fails.
@@ -309,14 +308,40 @@ pub fn tuned(
     record_every: usize,
     seed: u64,
 ) -> Result<BaselineRun, PdproxError> {
+    let scales: Vec<f64> = (-10..=10).map(|e| 2f64.powi(e)).collect();
+    tuned_over(
+        problem,
+        penalty,
+        method,
+        &scales,
+        iterations,
+        record_every,
+        seed,
+    )
+}
+
+/// [`run`] with the base step times each of `scales`, the run with the lowest final objective
+/// kept (the first of equals; a run that diverges is skipped).
+///
+/// # Errors
+/// As [`run`], when every multiplier fails.
+pub fn tuned_over(
+    problem: &mut LinearProblem<'_>,
+    penalty: &Penalty,
+    method: Baseline,
+    scales: &[f64],
+    iterations: usize,
+    record_every: usize,
+    seed: u64,
+) -> Result<BaselineRun, PdproxError> {
     let mut best: Option<BaselineRun> = None;
     let mut last_err = None;
-    for e in -10..=10 {
+    for &scale in scales {
         match run(
             problem,
             penalty,
             method,
-            2f64.powi(e),
+            scale,
             iterations,
             record_every,
             seed,

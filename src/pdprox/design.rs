@@ -131,6 +131,19 @@ impl Design<'_> {
         }
     }
 
+    /// Whether an unregularized bias column can be appended: not to a matrix of entries.
+    ///
+    /// # Errors
+    /// [`PdproxError::Unsupported`] for entries with a bias.
+    pub fn check_bias(&self, bias: bool) -> Result<(), PdproxError> {
+        if bias && matches!(self, Design::Entries { .. }) {
+            return Err(PdproxError::Unsupported(
+                "a bias with a matrix of entries (matrix completion has none)".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// `lambda_max(X~^T X~)`, `X~ = [X, 1]` with a bias: for dense rows from the smaller of
     /// the two Gram matrices; for entries `X^T X` is diagonal, each entry's count of
     /// observations, so the largest count (a bias is refused there).
@@ -162,11 +175,7 @@ impl Design<'_> {
                 rows,
                 cols,
             } => {
-                if bias {
-                    return Err(PdproxError::Unsupported(
-                        "a bias with a matrix of entries (matrix completion has none)".into(),
-                    ));
-                }
+                self.check_bias(bias)?;
                 let mut count = std::collections::HashMap::new();
                 for k in 0..row.len() {
                     *count.entry(row[k] * cols + col[k]).or_insert(0usize) += 1;

@@ -81,11 +81,7 @@ impl<'a> LinearProblem<'a> {
         loss.validate()?;
         let n = y.len();
         design.validate(n)?;
-        if bias && matches!(design, Design::Entries { .. }) {
-            return Err(PdproxError::Unsupported(
-                "a bias with a matrix of entries (matrix completion has none)".into(),
-            ));
-        }
+        design.check_bias(bias)?;
         if let Some(i) = y.iter().position(|v| !v.is_finite()) {
             return Err(PdproxError::NonFinite {
                 what: "the label",

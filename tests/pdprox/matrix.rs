@@ -8,19 +8,9 @@
 use rankrisk::pdprox::{Algorithm, Design, DualLoss, LinearProblem, PdproxConfig, Penalty, solve};
 use rankrisk::weights::Weights;
 
+use super::Lcg;
+
 const THETA: [f64; 4] = [0.0, 3.0, 6.0, 9.0];
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// The all-threshold hinge written out: thresholds below the rating should lie under the
 /// score by a margin of 1, the others above it.
