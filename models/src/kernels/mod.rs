@@ -39,6 +39,7 @@ pub mod batch_norm;
 pub mod conv2d;
 mod gemm;
 pub mod host;
+pub mod memory;
 pub mod ops;
 pub mod residual;
 mod transpose;
@@ -81,10 +82,14 @@ fn on_kernels(tensor: &Tensor<4>) -> bool {
     if !ENABLED.with(Cell::get) || tensor.dtype() != DType::F32 {
         return false;
     }
-    matches!(
+    let cpu = matches!(
         tensor.device().inner().as_dispatch(),
         DispatchDevice::Flex(_) | DispatchDevice::NdArray(_)
-    )
+    );
+    if cpu {
+        memory::reuse_freed_memory();
+    }
+    cpu
 }
 
 /// 2-D convolution (`burn::tensor::module::conv2d`'s contract) by the kernels where they apply.
