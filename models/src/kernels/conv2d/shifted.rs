@@ -71,12 +71,12 @@ pub(super) fn adjoint(g: &ConvGeometry, weight: &[f32]) -> (ConvGeometry, Vec<f3
 
 /// The forward convolution by shifted windows: chunks of
 /// [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES) images split over Rayon's threads (equal
-/// work per chunk), each chunk in strips of [`Strip::images`] images on per-thread buffers
+/// work per chunk), each chunk in strips of [`Strip::even_images`] images on per-thread buffers
 /// ([`scratch`]).
 pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
     let (wr, nb, per) = (
         rows_first(g, weight),
-        Strip::images(g),
+        Strip::even_images(g),
         super::GRAD_CHUNK_IMAGES,
     );
     let mut y = vec![0.0f32; g.batch * g.out_len()];
@@ -137,16 +137,25 @@ impl Strip {
         }
     }
 
-    /// Images per strip for this geometry: about [`STRIP_POSITIONS`] positions, at most
-    /// [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES), and evened out so that the strips of a
-    /// chunk hold equal shares of it (14 x 14 maps: 2 strips of 8 images rather than 10 + 6).
-    /// Not a share per thread: the strips, and with them the sums' order, must not depend on
-    /// the thread count.
+    /// Images per strip of the weight gradient: about [`STRIP_POSITIONS`] positions, at most
+    /// [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES). Not a share per thread: the strips,
+    /// and with them the sums' order, must not depend on the thread count.
     pub(super) fn images(g: &ConvGeometry) -> usize {
-        let per = super::GRAD_CHUNK_IMAGES;
         let per_image = g.output()[0] * (g.input[1] + g.padding[1]);
-        let aim = STRIP_POSITIONS.div_ceil(per_image.max(1)).clamp(1, per);
-        per.div_ceil(per.div_ceil(aim))
+        STRIP_POSITIONS
+            .div_ceil(per_image.max(1))
+            .clamp(1, super::GRAD_CHUNK_IMAGES)
+    }
+
+    /// Images per strip of the forward convolution (and so of the input gradient): as many
+    /// strips per chunk as [`Strip::images`] makes, evened out (14 x 14 maps: 2 strips of 8
+    /// rather than 10 + 6). Each output sums over the same taps in the same order whatever
+    /// strip holds it, so the strips change no result; the weight gradient's sums run over a
+    /// strip's positions, and its strips stay as they were so that trained figures do not
+    /// move.
+    fn even_images(g: &ConvGeometry) -> usize {
+        let per = super::GRAD_CHUNK_IMAGES;
+        per.div_ceil(per.div_ceil(Self::images(g)))
     }
 
     /// Entries of the strip of `g`'s input channels.
