@@ -290,6 +290,8 @@ fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
                 "objective",
                 "gap",
                 "best_gap",
+                "iterate",
+                "averaged_objective",
                 "last_objective",
                 "iterations",
                 "passes",
@@ -300,8 +302,15 @@ fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
             }
             let best_gap = v["best_gap"].as_f64().unwrap();
             assert!((0.0..=1e-4).contains(&best_gap), "{solver}: gap {best_gap}");
-            // The averaged iterate's own gap is at least the stop quantity.
-            assert!(v["gap"].as_f64().unwrap() >= best_gap - 1e-15);
+            // The reported iterate is the better of the two, the one the stop certifies.
+            assert_eq!(v["gap"].as_f64().unwrap(), best_gap);
+            let (avg, last) = (
+                v["averaged_objective"].as_f64().unwrap(),
+                v["last_objective"].as_f64().unwrap(),
+            );
+            assert_eq!(v["objective"].as_f64().unwrap(), avg.min(last));
+            let named = if avg <= last { "averaged" } else { "last" };
+            assert_eq!(v["iterate"], named, "{solver}");
             assert!(v["passes"].as_u64().unwrap() >= 2 * v["iterations"].as_u64().unwrap());
             assert!(v["history"][0]["gap"].is_number());
             assert!(!err.contains("warning"), "{err}");
@@ -376,6 +385,94 @@ fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn fit_linear_reads_real_targets_for_the_regression_losses() {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // y = 2 a - b + 0.5, every tenth training row shifted by +5: least absolute deviations
+    // ignore the outliers, the test rows have none.
+    let row = |i: usize, outlier: bool| {
+        let (a, b) = ((i as f64 * 0.9).sin(), (i as f64 * 1.7).cos());
+        let y = 2.0 * a - b + 0.5 + if outlier { 5.0 } else { 0.0 };
+        format!("{a},{b},{y}\n")
+    };
+    let train: String = (0..80).map(|i| row(i, i % 10 == 3)).collect();
+    let test: String = (80..110).map(|i| row(i, false)).collect();
+    let (train_csv, test_csv) = (dir.join("train.csv"), dir.join("test.csv"));
+    std::fs::write(&train_csv, format!("a,b,y\n{train}")).unwrap();
+    std::fs::write(&test_csv, format!("a,b,y\n{test}")).unwrap();
+    let json = dir.join("lad.json");
+    let fit = |loss: &str| {
+        rankrisk(
+            &[
+                "fit-linear",
+                "--train-file",
+                train_csv.to_str().unwrap(),
+                "--test-file",
+                test_csv.to_str().unwrap(),
+                "--loss",
+                loss,
+                "--reg",
+                "l2:0.0001",
+                "--bias",
+                "--solver",
+                "pdprox-dual",
+                "--tol",
+                "1e-6",
+                "--max-iter",
+                "200000",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &[],
+            None,
+        )
+    };
+    let out = fit("absolute");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("test MAE"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["converged"], true);
+    assert!(v["gap"].as_f64().unwrap() <= 1e-6, "{v}");
+    let w: Vec<f64> = v["w"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    for (got, want) in w.iter().zip([2.0, -1.0, 0.5]) {
+        assert!((got - want).abs() < 0.02, "{w:?}");
+    }
+    assert!(v["test_mae"].as_f64().unwrap() < 0.02, "{v}");
+    assert!(v["test_accuracy"].is_null(), "NaN is written as null");
+    // The reported objective is the one the targets define: (1/n) sum |a w1 + b w2 + w0 - y|
+    // + (mu / 2) ||w||^2 (the bias unpenalized), evaluated here from the file's numbers.
+    let rows: Vec<Vec<f64>> = train
+        .lines()
+        .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    let loss = rows
+        .iter()
+        .map(|r| (r[0] * w[0] + r[1] * w[1] + w[2] - r[2]).abs())
+        .sum::<f64>()
+        / rows.len() as f64;
+    let objective = loss + 0.5e-4 * (w[0] * w[0] + w[1] * w[1]);
+    assert!(
+        (v["objective"].as_f64().unwrap() - objective).abs() < 1e-9,
+        "{objective} vs {v}"
+    );
+    // The same file is not a binary task for the hinge loss.
+    let out = fit("hinge");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("more than two label values"), "{err}");
 }
 
 #[test]

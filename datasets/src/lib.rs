@@ -57,5 +57,5 @@ pub use error::DataError;
 pub use imageset::{BinaryImageSet, ImageSet};
 pub use tabular::Tabular;
 pub use tabular::builtin::load_builtin;
-pub use tabular::read::{LabelColumn, read_csv, read_libsvm};
+pub use tabular::read::{LabelColumn, Labels, read_csv, read_csv_as, read_libsvm, read_libsvm_as};
 pub use tabular::synthetic::{SyntheticConfig, make_classification};

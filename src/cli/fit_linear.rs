@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use rankrisk_datasets::{DataError, LabelColumn, Tabular, load_builtin, read_csv, read_libsvm};
+use rankrisk_datasets::{
+    DataError, LabelColumn, Labels, Tabular, load_builtin, read_csv_as, read_libsvm_as,
+};
 
 use crate::admm::baselines::{self, DcaConfig, Method, Problem, StochasticConfig};
 use crate::admm::linear::{self, AdmmConfig, LinearData};
@@ -120,10 +122,15 @@ pub struct FitLinearReport {
     pub solver: String,
     /// Final training objective (1).
     pub objective: f64,
-    /// Training accuracy.
+    /// Training accuracy (NaN for real targets).
     pub train_accuracy: f64,
-    /// Test accuracy (NaN without test data).
+    /// Test accuracy (NaN without test data or for real targets).
     pub test_accuracy: f64,
+    /// For real targets (a regression loss on files): the training mean absolute error
+    /// `(1/n) sum |x_i^T w - y_i|`.
+    pub train_mae: Option<f64>,
+    /// For real targets: the test mean absolute error (`None` without test data).
+    pub test_mae: Option<f64>,
     /// Fairness metrics on the test set, where the data carries groups.
     pub test_fairness: Option<Fairness>,
     /// Iterations (ADMM, Pdprox) or epochs (baselines).
@@ -135,15 +142,22 @@ pub struct FitLinearReport {
     /// ADMM: the final relative primal and dual residuals (compared with `--tol`).
     pub residuals: Option<[f64; 2]>,
     /// The duality gap of the reported iterate, `objective - dual bound`, an upper bound of its
-    /// distance to the optimum: Pdprox's of the averaged iterate; ADMM's certificate
+    /// distance to the optimum: Pdprox's of the iterate `iterate` names; ADMM's certificate
     /// (`admm::certificate`, convex problems with l1, l2 or elastic net; checked every 10
     /// iterations and whenever the residuals reach `--tol`, stopping the run at `--tol`
     /// relative).
     pub gap: Option<f64>,
     /// Pdprox: the solver's stop quantity, the gap of the better of the averaged and the last
-    /// iterate (compared with `--tol`).
+    /// iterate (compared with `--tol`; equal to `gap`, as the better one is reported).
     pub best_gap: Option<f64>,
-    /// Pdprox: the objective of the last iterate (the averaged one is `objective`).
+    /// Pdprox: which iterate `w` and `objective` are, the one with the lower objective:
+    /// `averaged` (the paper's output `w^_T`) or `last` (`w_T`; on polyhedral problems it often
+    /// converges well before the average, whose gap can stay far above `--tol` when the run
+    /// stops).
+    pub iterate: Option<String>,
+    /// Pdprox: the objective of the averaged iterate.
+    pub averaged_objective: Option<f64>,
+    /// Pdprox: the objective of the last iterate.
     pub last_objective: Option<f64>,
     /// Pdprox: passes over the data (products with X or X^T, the gap checks included).
     pub passes: Option<usize>,
@@ -151,16 +165,26 @@ pub struct FitLinearReport {
     pub seconds: f64,
     /// Learning rate used by a stochastic solver.
     pub lr: Option<f64>,
-    /// Weights of the linear model (Pdprox: the averaged iterate, the paper's output; with
-    /// `--bias` the bias last).
+    /// Weights of the linear model (Pdprox: the iterate `iterate` names; with `--bias` the
+    /// bias last).
     pub w: Vec<f64>,
     /// Per-iteration (ADMM), per-epoch (baselines) or per-gap-check (Pdprox) history.
     pub history: serde_json::Value,
 }
 
-/// The (train, test) parts: a built-in set standardized and split with `fractions` (the last
-/// part is the test set; a middle one, the validation part of 50/25/25, is left out), or the
-/// files as given.
+/// What a Pdprox run adds to the report.
+#[derive(Debug, Clone, Copy)]
+struct PdproxFigures {
+    gap: f64,
+    iterate: &'static str,
+    averaged: f64,
+    last: f64,
+    passes: usize,
+}
+
+/// The (train, test) parts of a binary task: a built-in set standardized and split with
+/// `fractions` (the last part is the test set; a middle one, the validation part of 50/25/25,
+/// is left out), or the files as given.
 ///
 /// # Errors
 /// Unknown set, unreadable file, malformed rows, one-class training data.
@@ -168,6 +192,20 @@ pub fn load_parts(
     args: &DataArgs,
     fractions: &[f64],
     seed: u64,
+) -> Result<(Tabular, Option<Tabular>), String> {
+    load_parts_as(args, fractions, seed, Labels::Binary)
+}
+
+/// [`load_parts`] with the files' labels taken as `labels` says: real targets for the
+/// regression losses ([`Labels::Targets`]; a built-in set keeps its -1/+1 labels as targets).
+///
+/// # Errors
+/// As [`load_parts`]; a table of targets is not checked for two classes.
+pub fn load_parts_as(
+    args: &DataArgs,
+    fractions: &[f64],
+    seed: u64,
+    labels: Labels,
 ) -> Result<(Tabular, Option<Tabular>), String> {
     let err = |e: DataError| e.to_string();
     let (train, test) = match (&args.data, &args.train_file) {
@@ -179,9 +217,9 @@ pub fn load_parts(
             (parts.swap_remove(0), test)
         }
         (None, Some(path)) => {
-            let mut train = read_table(path, None)?;
+            let mut train = read_table(path, None, labels)?;
             let mut test = match &args.test_file {
-                Some(p) => Some(read_table(p, Some(train.d))?),
+                Some(p) => Some(read_table(p, Some(train.d), labels)?),
                 None => None,
             };
             if args.standardize {
@@ -196,7 +234,9 @@ pub fn load_parts(
     } else {
         (train, test)
     };
-    train.require_both_classes().map_err(err)?;
+    if !train.targets {
+        train.require_both_classes().map_err(err)?;
+    }
     if let Some(t) = &test
         && t.d != train.d
     {
@@ -212,7 +252,7 @@ pub fn load_parts(
     Ok((train, test))
 }
 
-fn read_table(path: &Path, d: Option<usize>) -> Result<Tabular, String> {
+fn read_table(path: &Path, d: Option<usize>, labels: Labels) -> Result<Tabular, String> {
     let head = std::fs::read_to_string(path).map_err(|e| {
         format!(
             "cannot read {}: {e}; expected a CSV file (a header row, one row per sample, the \
@@ -223,9 +263,9 @@ fn read_table(path: &Path, d: Option<usize>) -> Result<Tabular, String> {
     })?;
     let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let table = if first.contains(':') {
-        read_libsvm(path, d)
+        read_libsvm_as(path, d, labels)
     } else {
-        read_csv(path, LabelColumn::Last)
+        read_csv_as(path, LabelColumn::Last, labels)
     };
     table.map_err(|e| e.to_string())
 }
@@ -268,11 +308,17 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     } else {
         &[0.6, 0.4]
     };
-    let (train, test) = load_parts(&args.input, fractions, args.seed)?;
-    let data = LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
+    let solver = args.solver.to_ascii_lowercase();
+    // The regression losses read the files' labels as real targets.
+    let regression = matches!(args.loss, LossSpec::Dual(l) if !l.is_classification());
+    let labels = if regression {
+        Labels::Targets
+    } else {
+        Labels::Binary
+    };
+    let (train, test) = load_parts_as(&args.input, fractions, args.seed, labels)?;
     args.objective.sigma(train.n()).map_err(|e| e.to_string())?;
     let mut start = Instant::now();
-    let solver = args.solver.to_ascii_lowercase();
     let mut convergence = None;
     let mut admm_gap = None;
     let mut pdprox_figures = None;
@@ -301,13 +347,20 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             )?;
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             convergence = Some((res.converged, [f64::NAN; 2]));
-            pdprox_figures = Some((
-                res.objective - res.dual,
-                res.gap,
-                res.last_objective,
-                res.passes,
-            ));
-            (res.w, res.objective, res.iterations, None, history)
+            let (w, objective) = res.best();
+            let iterate = if w == res.w.as_slice() {
+                "averaged"
+            } else {
+                "last"
+            };
+            pdprox_figures = Some(PdproxFigures {
+                gap: res.gap,
+                iterate,
+                averaged: res.objective,
+                last: res.last_objective,
+                passes: res.passes,
+            });
+            (w.to_vec(), objective, res.iterations, None, history)
         }
         "admm" | "sadmm" => {
             let cfg = AdmmConfig {
@@ -320,6 +373,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
                 smoothing: (solver == "sadmm").then(GammaSchedule::default),
                 ..AdmmConfig::default()
             };
+            let data = LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
             let res = linear::solve(&data, &cfg, None).map_err(|e| e.to_string())?;
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             convergence = Some((res.converged, [res.primal_relative, res.dual_relative]));
@@ -327,11 +381,12 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             (res.w, res.objective, res.iterations, None, history)
         }
         "sgd" | "lsvrg" | "lsvrg-u" | "dca" => {
+            let (loss, reg) = (args.loss.rank(&solver)?, elementwise(&solver)?);
             let problem = Problem {
-                data,
-                loss: args.loss.rank(&solver)?,
+                data: LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?,
+                loss,
                 weights: args.objective.clone(),
-                reg: elementwise(&solver)?,
+                reg,
             };
             let (res, lr) = if solver == "dca" {
                 let cfg = DcaConfig {
@@ -383,16 +438,21 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         }
     };
     let train_scores: Vec<f64> = scores(&train);
+    let mae = |t: &Tabular| {
+        let s: Vec<f64> = scores(t);
+        s.iter().zip(&t.y).map(|(a, b)| (a - b).abs()).sum::<f64>() / t.n() as f64
+    };
     let (test_accuracy, test_fairness) = match &test {
-        Some(t) => {
+        Some(t) if !t.targets => {
             let s: Vec<f64> = scores(t);
             (
                 accuracy(&s, &t.y),
                 t.group.as_ref().map(|g| fairness(&s, &t.y, g)),
             )
         }
-        None => (f64::NAN, None),
+        _ => (f64::NAN, None),
     };
+    let targets = train.targets;
     Ok(FitLinearReport {
         data: train.name.clone(),
         objective_spec: args.objective.to_string(),
@@ -400,18 +460,26 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         reg: args.reg.to_string(),
         solver,
         objective,
-        train_accuracy: accuracy(&train_scores, &train.y),
+        train_accuracy: if targets {
+            f64::NAN
+        } else {
+            accuracy(&train_scores, &train.y)
+        },
         test_accuracy,
+        train_mae: targets.then(|| mae(&train)),
+        test_mae: test.as_ref().filter(|_| targets).map(mae),
         test_fairness,
         iterations,
         converged: convergence.map(|c| c.0),
         residuals: convergence
             .filter(|_| pdprox_figures.is_none())
             .map(|c| c.1),
-        gap: pdprox_figures.map(|p| p.0).or(admm_gap),
-        best_gap: pdprox_figures.map(|p| p.1),
-        last_objective: pdprox_figures.map(|p| p.2),
-        passes: pdprox_figures.map(|p| p.3),
+        gap: pdprox_figures.map(|p| p.gap).or(admm_gap),
+        best_gap: pdprox_figures.map(|p| p.gap),
+        iterate: pdprox_figures.map(|p| p.iterate.to_string()),
+        averaged_objective: pdprox_figures.map(|p| p.averaged),
+        last_objective: pdprox_figures.map(|p| p.last),
+        passes: pdprox_figures.map(|p| p.passes),
         seconds,
         lr,
         w,
@@ -425,16 +493,24 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
 /// A message for the user.
 pub fn run(args: &FitLinearArgs) -> Result<(), String> {
     let report = fit(args)?;
+    let quality = match report.train_mae {
+        Some(train) => format!(
+            "train MAE {train:.4}, test MAE {:.4}",
+            report.test_mae.unwrap_or(f64::NAN)
+        ),
+        None => format!(
+            "train accuracy {:.4}, test accuracy {:.4}",
+            report.train_accuracy, report.test_accuracy
+        ),
+    };
     println!(
-        "{} {} {} {} [{}]: objective {:.6}, train accuracy {:.4}, test accuracy {:.4}, {} iterations, {:.3} s",
+        "{} {} {} {} [{}]: objective {:.6}, {quality}, {} iterations, {:.3} s",
         report.data,
         report.objective_spec,
         report.loss,
         report.reg,
         report.solver,
         report.objective,
-        report.train_accuracy,
-        report.test_accuracy,
         report.iterations,
         report.seconds
     );

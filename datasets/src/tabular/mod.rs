@@ -28,12 +28,14 @@ pub struct Tabular {
     pub d: usize,
     /// Features, row-major, `n * d` values.
     pub x: Vec<f64>,
-    /// Labels in {-1, +1}.
+    /// Labels in {-1, +1}, or real targets in a table made by [`Tabular::with_targets`].
     pub y: Vec<f64>,
     /// Stable sample ids: the row index in the original file.
     pub ids: Vec<usize>,
     /// Optional group per row (0 = privileged group G1, 1 = unprivileged G2) for fairness metrics.
     pub group: Option<Vec<u8>>,
+    /// Whether `y` holds real targets ([`Tabular::with_targets`]) rather than labels.
+    pub targets: bool,
 }
 
 impl Tabular {
@@ -118,14 +120,48 @@ impl Tabular {
             y,
             ids: (0..n).collect(),
             group,
+            targets: false,
+        })
+    }
+
+    /// A table whose `y` holds real targets (the regression losses of Pdprox), checking shapes
+    /// and that features and targets are finite.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] as [`Tabular::new`], and for a target that is not finite.
+    pub fn with_targets(
+        name: impl Into<String>,
+        d: usize,
+        x: Vec<f64>,
+        y: Vec<f64>,
+    ) -> Result<Self, DataError> {
+        let name = name.into();
+        if let Some(pos) = y.iter().position(|v| !v.is_finite()) {
+            return Err(DataError::invalid(
+                &name,
+                format!("target of row {pos} is not finite ({})", y[pos]),
+            ));
+        }
+        let signs = y.iter().map(|_| 1.0).collect();
+        let checked = Tabular::new(name, d, x, signs, None)?;
+        Ok(Tabular {
+            y,
+            targets: true,
+            ..checked
         })
     }
 
     /// Fail unless both classes are present.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] naming the missing class.
+    /// [`DataError::Invalid`] naming the missing class, or for a table of real targets.
     pub fn require_both_classes(&self) -> Result<(), DataError> {
+        if self.targets {
+            return Err(DataError::invalid(
+                &self.name,
+                "the table holds real targets, not two classes",
+            ));
+        }
         let pos = self.positives();
         if pos == 0 || pos == self.n() {
             let only = if pos == 0 { "-1" } else { "+1" };
@@ -186,6 +222,7 @@ impl Tabular {
                 .group
                 .as_ref()
                 .map(|g| idx.iter().map(|&i| g[i]).collect()),
+            targets: self.targets,
         }
     }
 

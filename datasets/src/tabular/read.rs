@@ -16,6 +16,34 @@ pub enum LabelColumn {
     Last,
 }
 
+/// How a reader takes the label column's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Labels {
+    /// Two values, the larger mapped to +1 and the smaller to -1 (0/1, -1/+1, 1/2 all work).
+    #[default]
+    Binary,
+    /// Real targets kept as they are, for the regression losses (absolute and
+    /// epsilon-insensitive) of Pdprox: a table made by [`Tabular::with_targets`].
+    Targets,
+}
+
+impl Labels {
+    /// The table of `labels` (as read) and its features.
+    fn table(
+        self,
+        name: String,
+        d: usize,
+        x: Vec<f64>,
+        labels: Vec<f64>,
+        path: &Path,
+    ) -> Result<Tabular, DataError> {
+        match self {
+            Labels::Binary => Tabular::new(name, d, x, binary_labels(&labels, path)?, None),
+            Labels::Targets => Tabular::with_targets(name, d, x, labels),
+        }
+    }
+}
+
 /// Read a CSV file of numbers with the label in `label` column; labels 0/1 or -1/+1. A first
 /// row that is not all numbers, or that reads 0,1,2,...,k (a pandas column index), is a header
 /// and skipped.
@@ -24,6 +52,16 @@ pub enum LabelColumn {
 /// [`DataError::Io`] for an unreadable file, [`DataError::Parse`] naming the line of a malformed
 /// row, [`DataError::Invalid`] for an empty table.
 pub fn read_csv(path: &Path, label: LabelColumn) -> Result<Tabular, DataError> {
+    read_csv_as(path, label, Labels::Binary)
+}
+
+/// [`read_csv`] with the label column taken as `labels` says (real targets with
+/// [`Labels::Targets`]).
+///
+/// # Errors
+/// As [`read_csv`]; with [`Labels::Targets`], [`DataError::Invalid`] for a target that is not
+/// finite instead of the two-values check.
+pub fn read_csv_as(path: &Path, label: LabelColumn, labels: Labels) -> Result<Tabular, DataError> {
     let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
         path: path.to_path_buf(),
         source,
@@ -31,7 +69,7 @@ pub fn read_csv(path: &Path, label: LabelColumn) -> Result<Tabular, DataError> {
     let name = path
         .file_stem()
         .map_or_else(|| "csv".into(), |s| s.to_string_lossy().into_owned());
-    let mut t = parse_delimited_at(&text, path, ',', label)?;
+    let mut t = parse_delimited_at(&text, path, ',', label, labels)?;
     t.name = name;
     Ok(t)
 }
@@ -43,6 +81,16 @@ pub fn read_csv(path: &Path, label: LabelColumn) -> Result<Tabular, DataError> {
 /// # Errors
 /// [`DataError::Io`], [`DataError::Parse`] for a malformed token or an index above `d`.
 pub fn read_libsvm(path: &Path, d: Option<usize>) -> Result<Tabular, DataError> {
+    read_libsvm_as(path, d, Labels::Binary)
+}
+
+/// [`read_libsvm`] with the labels taken as `labels` says (real targets with
+/// [`Labels::Targets`], as LIBSVM's regression sets hold them).
+///
+/// # Errors
+/// As [`read_libsvm`]; with [`Labels::Targets`], [`DataError::Invalid`] for a target that is
+/// not finite instead of the two-values check.
+pub fn read_libsvm_as(path: &Path, d: Option<usize>, labels: Labels) -> Result<Tabular, DataError> {
     let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
         path: path.to_path_buf(),
         source,
@@ -97,8 +145,7 @@ pub fn read_libsvm(path: &Path, d: Option<usize>) -> Result<Tabular, DataError> 
         Some(d) => d,
         None => max_index,
     };
-    let labels: Vec<f64> = rows.iter().map(|r| r.0).collect();
-    let y = binary_labels(&labels, path)?;
+    let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
     let mut x = vec![0.0; rows.len() * d];
     for (r, (_, feats)) in rows.iter().enumerate() {
         for &(j, v) in feats {
@@ -108,7 +155,7 @@ pub fn read_libsvm(path: &Path, d: Option<usize>) -> Result<Tabular, DataError> 
     let name = path
         .file_stem()
         .map_or_else(|| "libsvm".into(), |s| s.to_string_lossy().into_owned());
-    Tabular::new(name, d, x, y, None)
+    labels.table(name, d, x, values, path)
 }
 
 /// Map two distinct label values to -1 (the smaller) and +1 (the larger); a single value maps
@@ -144,7 +191,7 @@ pub(crate) fn parse_delimited(
     sep: char,
     label: LabelColumn,
 ) -> Result<Tabular, DataError> {
-    let mut t = parse_delimited_at(text, Path::new(name), sep, label)?;
+    let mut t = parse_delimited_at(text, Path::new(name), sep, label, Labels::Binary)?;
     t.name = name.to_string();
     Ok(t)
 }
@@ -154,6 +201,7 @@ fn parse_delimited_at(
     path: &Path,
     sep: char,
     label: LabelColumn,
+    kind: Labels,
 ) -> Result<Tabular, DataError> {
     let mut x = Vec::new();
     let mut labels = Vec::new();
@@ -211,13 +259,42 @@ fn parse_delimited_at(
         x.extend_from_slice(feats);
     }
     let d = width.map_or(0, |w| w - 1);
-    let y = binary_labels(&labels, path)?;
-    Tabular::new(path.display().to_string(), d, x, y, None)
+    kind.table(path.display().to_string(), d, x, labels, path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_keep_the_label_values() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-targets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (csv, svm) = (dir.join("t.csv"), dir.join("t.svm"));
+        std::fs::write(&csv, "a,b,y\n1,2,0.5\n3,4,-2.25\n5,6,7\n").unwrap();
+        std::fs::write(&svm, "0.5 1:1 2:2\n-2.25 2:4\n7 1:5\n").unwrap();
+        let t = read_csv_as(&csv, LabelColumn::Last, Labels::Targets).unwrap();
+        assert_eq!(
+            (t.y.clone(), t.x.clone(), t.targets),
+            (
+                vec![0.5, -2.25, 7.0],
+                vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                true
+            )
+        );
+        assert!(t.require_both_classes().is_err());
+        assert_eq!(t.subset(&[2, 0]).y, vec![7.0, 0.5]);
+        assert!(t.subset(&[1]).targets);
+        let s = read_libsvm_as(&svm, None, Labels::Targets).unwrap();
+        assert_eq!(
+            (s.y, s.x),
+            (vec![0.5, -2.25, 7.0], vec![1.0, 2.0, 0.0, 4.0, 5.0, 0.0])
+        );
+        // As labels, three values are not a binary task.
+        let err = read_csv(&csv, LabelColumn::Last).unwrap_err().to_string();
+        assert!(err.contains("more than two label values"), "{err}");
+        assert!(read_libsvm(&dir.join("t.svm"), None).is_err());
+    }
 
     #[test]
     fn malformed_rows_name_file_and_line() {
