@@ -16,6 +16,9 @@ Each phase: median and interquartile range (ms) over --repeats steps after
 between phases); "step" comes from a second loop with a single timer around
 the whole step.
 
+--profile instead sums torch.profiler's self CPU time per layer type over the step
+(convolution forward / backward, batch norm forward / backward, the rest).
+
 --conv-kernel instead times a single conv2d (3x3, pad 1, no bias) forward and
 backward (grad w.r.t. input and weight) for the ResNet-20 shapes at --batch.
 
@@ -181,6 +184,54 @@ def bench_step(args):
     return rows, title, {"params": nparams}
 
 
+PROFILE_GROUPS = {  # layer type: the aten ops whose self CPU time it sums
+    "convolution forward": ("aten::mkldnn_convolution", "aten::convolution", "aten::_convolution"),
+    "convolution backward": ("aten::convolution_backward",),
+    "batch norm forward": ("aten::native_batch_norm", "aten::batch_norm",
+                           "aten::_batch_norm_impl_index"),
+    "batch norm backward": ("aten::native_batch_norm_backward",),
+}
+
+
+def profile_step(args):
+    """Per-layer-type time of one step from torch.profiler (self CPU time per aten op, summed
+    by PROFILE_GROUPS, per step); "the rest" is the profiled step's wall time less those."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.manual_seed(0)
+    model = build_model(args.model, args.channels)
+    model.train()
+    x = torch.randn(args.batch, args.channels, args.size, args.size)
+    y = torch.randint(0, 2, (args.batch, 1)).float()
+    opt = (torch.optim.SGD(model.parameters(), lr=0.1) if args.optim == "sgd"
+           else torch.optim.Adam(model.parameters(), lr=1e-3))
+    crit = nn.BCEWithLogitsLoss()
+
+    def one_step():
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(args.warmup):
+        one_step()
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(args.repeats):
+            one_step()
+    wall_ms = (time.perf_counter() - t0) * 1e3 / args.repeats
+    self_us = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
+    rows = {}
+    for group, ops in PROFILE_GROUPS.items():
+        ms = sum(self_us.get(op, 0.0) for op in ops) / 1e3 / args.repeats
+        rows[group] = {"median_ms": ms, "iqr_ms": 0.0}
+    rows["the rest"] = {"median_ms": wall_ms - sum(r["median_ms"] for r in rows.values()),
+                        "iqr_ms": 0.0}
+    rows["step (profiled)"] = {"median_ms": wall_ms, "iqr_ms": 0.0}
+    title = (f"{args.model} per layer type, torch.profiler over {args.repeats} steps "
+             f"(means, profiler overhead in the step), threads={torch.get_num_threads()}")
+    return rows, title, {}
+
+
 CONV_SHAPES = [  # (name, c_in, c_out, hw_in, stride)
     ("16->16 3x3 @28x28", 16, 16, 28, 1),
     ("32->32 3x3 @14x14", 32, 32, 14, 1),
@@ -242,6 +293,8 @@ def main():
                    help="time single conv2d fwd/bwd for the ResNet-20 shapes instead")
     p.add_argument("--all-convs", action="store_true",
                    help="with --conv-kernel: also the stem and the stride-2 convs")
+    p.add_argument("--profile", action="store_true",
+                   help="per-layer-type time of the step (torch.profiler) instead")
     p.add_argument("--json", metavar="PATH", help="write results as JSON")
     args = p.parse_args()
     if args.size is None:
@@ -252,6 +305,8 @@ def main():
     torch.set_num_threads(args.threads)
     if args.conv_kernel:
         rows, title, extra = bench_conv(args)
+    elif args.profile:
+        rows, title, extra = profile_step(args)
     else:
         rows, title, extra = bench_step(args)
     print_table(rows, title)
