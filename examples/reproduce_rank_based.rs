@@ -13,8 +13,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Parser;
-use rankrisk::cli::fit_linear::{DataArgs, FitLinearArgs, FitLinearReport, fit};
+use rankrisk::cli::fit_linear::{FitLinearArgs, FitLinearReport, fit};
 use rankrisk::cli::fit_pdprox::{LossSpec, PdproxArgs, RegSpec};
+use rankrisk::cli::linear_data::DataArgs;
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::weights::Weights;

@@ -311,6 +311,11 @@ fn fit_linear_pdprox_writes_the_gap_and_matches_admm() {
             assert_eq!(v["objective"].as_f64().unwrap(), avg.min(last));
             let named = if avg <= last { "averaged" } else { "last" };
             assert_eq!(v["iterate"], named, "{solver}");
+            if named == "averaged" {
+                assert_eq!(v["averaged_w"], v["w"]);
+            } else {
+                assert_eq!(v["averaged_w"].as_array().unwrap().len(), 14);
+            }
             assert!(v["passes"].as_u64().unwrap() >= 2 * v["iterations"].as_u64().unwrap());
             assert!(v["history"][0]["gap"].is_number());
             assert!(!err.contains("warning"), "{err}");

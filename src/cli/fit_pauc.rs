@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::fit_linear::{DataArgs, load_parts};
+use crate::cli::linear_data::{DataArgs, load_parts};
 use crate::metrics::{pauc, roc_auc};
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};

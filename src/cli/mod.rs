@@ -14,6 +14,7 @@ pub mod fit_linear;
 pub mod fit_pauc;
 pub mod fit_pdprox;
 pub mod grid;
+pub mod linear_data;
 pub mod metrics;
 pub mod pava;
 pub mod serve;
