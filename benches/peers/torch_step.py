@@ -130,7 +130,8 @@ def print_table(rows, title):
 
 
 # ---------------------------------------------------------------- benches
-def bench_step(args):
+def setup_step(args):
+    """The seeded model in train mode, one batch, its optimizer and the loss."""
     torch.manual_seed(0)
     model = build_model(args.model, args.channels)
     model.train()
@@ -140,7 +141,11 @@ def bench_step(args):
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
     else:
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    crit = nn.BCEWithLogitsLoss()
+    return model, x, y, opt, nn.BCEWithLogitsLoss()
+
+
+def bench_step(args):
+    model, x, y, opt, crit = setup_step(args)
     pc = time.perf_counter
 
     def one_step():
@@ -197,14 +202,7 @@ def profile_step(args):
     """Per-layer-type time of one step from torch.profiler (self CPU time per aten op, summed
     by PROFILE_GROUPS, per step); "the rest" is the profiled step's wall time less those."""
     from torch.profiler import ProfilerActivity, profile
-    torch.manual_seed(0)
-    model = build_model(args.model, args.channels)
-    model.train()
-    x = torch.randn(args.batch, args.channels, args.size, args.size)
-    y = torch.randint(0, 2, (args.batch, 1)).float()
-    opt = (torch.optim.SGD(model.parameters(), lr=0.1) if args.optim == "sgd"
-           else torch.optim.Adam(model.parameters(), lr=1e-3))
-    crit = nn.BCEWithLogitsLoss()
+    model, x, y, opt, crit = setup_step(args)
 
     def one_step():
         loss = crit(model(x), y)

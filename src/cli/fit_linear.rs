@@ -207,10 +207,10 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
             convergence = Some((res.converged, [f64::NAN; 2]));
             let (w, objective) = res.best();
-            let iterate = if w == res.w.as_slice() {
-                "averaged"
-            } else {
+            let iterate = if res.last_is_better() {
                 "last"
+            } else {
+                "averaged"
             };
             averaged_w = Some(res.w.clone());
             pdprox_figures = Some(PdproxFigures {
@@ -297,22 +297,26 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             t.scores(&w)
         }
     };
-    let train_scores: Vec<f64> = scores(&train);
-    let mae = |t: &Tabular| {
+    // Each table's scores once: accuracy (and fairness) for labels, mean absolute error for
+    // real targets.
+    let quality = |t: &Tabular| {
         let s: Vec<f64> = scores(t);
-        s.iter().zip(&t.y).map(|(a, b)| (a - b).abs()).sum::<f64>() / t.n() as f64
-    };
-    let (test_accuracy, test_fairness) = match &test {
-        Some(t) if !t.targets => {
-            let s: Vec<f64> = scores(t);
-            (
-                accuracy(&s, &t.y),
-                t.group.as_ref().map(|g| fairness(&s, &t.y, g)),
-            )
+        if t.targets {
+            let mae = s.iter().zip(&t.y).map(|(a, b)| (a - b).abs()).sum::<f64>() / t.n() as f64;
+            (f64::NAN, Some(mae), s)
+        } else {
+            (accuracy(&s, &t.y), None, s)
         }
-        _ => (f64::NAN, None),
     };
-    let targets = train.targets;
+    let (train_accuracy, train_mae, _) = quality(&train);
+    let (test_accuracy, test_mae, test_fairness) = match &test {
+        Some(t) => {
+            let (acc, mae, s) = quality(t);
+            let groups = t.group.as_ref().filter(|_| !t.targets);
+            (acc, mae, groups.map(|g| fairness(&s, &t.y, g)))
+        }
+        None => (f64::NAN, None, None),
+    };
     Ok(FitLinearReport {
         data: train.name.clone(),
         objective_spec: args.objective.to_string(),
@@ -320,14 +324,10 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         reg: args.reg.to_string(),
         solver,
         objective,
-        train_accuracy: if targets {
-            f64::NAN
-        } else {
-            accuracy(&train_scores, &train.y)
-        },
+        train_accuracy,
         test_accuracy,
-        train_mae: targets.then(|| mae(&train)),
-        test_mae: test.as_ref().filter(|_| targets).map(mae),
+        train_mae,
+        test_mae,
         test_fairness,
         iterations,
         converged: convergence.map(|c| c.0),

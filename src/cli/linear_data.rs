@@ -83,7 +83,13 @@ pub fn load_parts_as(
                 None => None,
             };
             if args.standardize {
-                standardize_with_train(&mut train, test.as_mut());
+                // The training file's statistics, applied to both (a test file of another
+                // width is refused below).
+                let scaling = train.column_scaling();
+                train.rescale(&scaling);
+                if let Some(t) = test.as_mut().filter(|t| t.d == train.d) {
+                    t.rescale(&scaling);
+                }
             }
             (train, test)
         }
@@ -128,28 +134,4 @@ fn read_table(path: &Path, d: Option<usize>, labels: Labels) -> Result<Tabular, 
         read_csv_as(path, LabelColumn::Last, labels)
     };
     table.map_err(|e| e.to_string())
-}
-
-fn standardize_with_train(train: &mut Tabular, test: Option<&mut Tabular>) {
-    let (n, d) = (train.n(), train.d);
-    let mut stats = Vec::with_capacity(d);
-    for j in 0..d {
-        let mean = (0..n).map(|i| train.x[i * d + j]).sum::<f64>() / n as f64;
-        let var = (0..n)
-            .map(|i| (train.x[i * d + j] - mean).powi(2))
-            .sum::<f64>()
-            / n as f64;
-        stats.push((mean, if var > 0.0 { 1.0 / var.sqrt() } else { 0.0 }));
-    }
-    let apply = |t: &mut Tabular| {
-        for i in 0..t.n() {
-            for (j, &(mean, scale)) in stats.iter().enumerate() {
-                t.x[i * d + j] = (t.x[i * d + j] - mean) * scale;
-            }
-        }
-    };
-    apply(train);
-    if let Some(t) = test {
-        apply(t);
-    }
 }

@@ -130,11 +130,17 @@ pub struct PdproxResult {
 }
 
 impl PdproxResult {
+    /// Whether the last iterate has the strictly lower objective, so that [`PdproxResult::best`]
+    /// is `w_T` rather than the average.
+    pub fn last_is_better(&self) -> bool {
+        self.last_objective < self.objective
+    }
+
     /// The primal iterate with the lower objective, the average `w^_T` (the paper's output) or
     /// the last `w_T`, with that objective. On polyhedral problems (hinge with l1) the last
     /// iterate often converges much faster than the average's `O(1/T)`.
     pub fn best(&self) -> (&[f64], f64) {
-        if self.last_objective < self.objective {
+        if self.last_is_better() {
             (&self.w_last, self.last_objective)
         } else {
             (&self.w, self.objective)

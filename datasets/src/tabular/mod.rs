@@ -76,29 +76,7 @@ impl Tabular {
     ) -> Result<Self, DataError> {
         let name = name.into();
         let n = y.len();
-        if n == 0 {
-            return Err(DataError::invalid(&name, "no rows"));
-        }
-        if d == 0 {
-            return Err(DataError::invalid(&name, "no feature columns"));
-        }
-        if x.len() != n * d {
-            return Err(DataError::invalid(
-                &name,
-                format!("{} feature values for {n} rows of {d} features", x.len()),
-            ));
-        }
-        if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
-            return Err(DataError::invalid(
-                &name,
-                format!(
-                    "feature {} of row {} is not finite ({})",
-                    pos % d,
-                    pos / d,
-                    x[pos]
-                ),
-            ));
-        }
+        check_features(&name, n, d, &x)?;
         if let Some(pos) = y.iter().position(|&v| v != 1.0 && v != -1.0) {
             return Err(DataError::invalid(
                 &name,
@@ -136,18 +114,22 @@ impl Tabular {
         y: Vec<f64>,
     ) -> Result<Self, DataError> {
         let name = name.into();
+        let n = y.len();
+        check_features(&name, n, d, &x)?;
         if let Some(pos) = y.iter().position(|v| !v.is_finite()) {
             return Err(DataError::invalid(
                 &name,
                 format!("target of row {pos} is not finite ({})", y[pos]),
             ));
         }
-        let signs = y.iter().map(|_| 1.0).collect();
-        let checked = Tabular::new(name, d, x, signs, None)?;
         Ok(Tabular {
+            name,
+            d,
+            x,
             y,
+            ids: (0..n).collect(),
+            group: None,
             targets: true,
-            ..checked
         })
     }
 
@@ -179,16 +161,39 @@ impl Tabular {
     /// Standardize every column to mean 0 and variance 1 (population variance, as
     /// scikit-learn's `StandardScaler`); constant columns become 0.
     pub fn standardize(&mut self) {
+        let scaling = self.column_scaling();
+        self.rescale(&scaling);
+    }
+
+    /// Per column `(mean, 1 / standard deviation)` (population variance; 0 for a constant
+    /// column): what [`Tabular::standardize`] applies, kept to apply a training table's
+    /// statistics to a test table.
+    pub fn column_scaling(&self) -> Vec<(f64, f64)> {
         let (n, d) = (self.n(), self.d);
-        for j in 0..d {
-            let mean = (0..n).map(|i| self.x[i * d + j]).sum::<f64>() / n as f64;
-            let var = (0..n)
-                .map(|i| (self.x[i * d + j] - mean).powi(2))
-                .sum::<f64>()
-                / n as f64;
-            let scale = if var > 0.0 { 1.0 / var.sqrt() } else { 0.0 };
-            for i in 0..n {
-                self.x[i * d + j] = (self.x[i * d + j] - mean) * scale;
+        (0..d)
+            .map(|j| {
+                let mean = (0..n).map(|i| self.x[i * d + j]).sum::<f64>() / n as f64;
+                let var = (0..n)
+                    .map(|i| (self.x[i * d + j] - mean).powi(2))
+                    .sum::<f64>()
+                    / n as f64;
+                (mean, if var > 0.0 { 1.0 / var.sqrt() } else { 0.0 })
+            })
+            .collect()
+    }
+
+    /// `x_ij = (x_ij - mean_j) scale_j` with `scaling` from [`Tabular::column_scaling`].
+    ///
+    /// # Panics
+    /// If `scaling` does not hold one entry per column.
+    pub fn rescale(&mut self, scaling: &[(f64, f64)]) {
+        assert_eq!(scaling.len(), self.d, "one (mean, scale) per column");
+        if self.d == 0 {
+            return;
+        }
+        for row in self.x.chunks_exact_mut(self.d) {
+            for (v, &(mean, scale)) in row.iter_mut().zip(scaling) {
+                *v = (*v - mean) * scale;
             }
         }
     }
@@ -278,6 +283,35 @@ impl Tabular {
             Tensor::from_data(TensorData::new(ids, [self.n()]), device),
         )
     }
+}
+
+/// The shape and finiteness checks [`Tabular::new`] and [`Tabular::with_targets`] share: rows
+/// and feature columns present, `n * d` values, every feature finite.
+fn check_features(name: &str, n: usize, d: usize, x: &[f64]) -> Result<(), DataError> {
+    if n == 0 {
+        return Err(DataError::invalid(name, "no rows"));
+    }
+    if d == 0 {
+        return Err(DataError::invalid(name, "no feature columns"));
+    }
+    if x.len() != n * d {
+        return Err(DataError::invalid(
+            name,
+            format!("{} feature values for {n} rows of {d} features", x.len()),
+        ));
+    }
+    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+        return Err(DataError::invalid(
+            name,
+            format!(
+                "feature {} of row {} is not finite ({})",
+                pos % d,
+                pos / d,
+                x[pos]
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `X w` for a row-major matrix `x` of rows with `d` entries: the linear scores every linear
