@@ -12,6 +12,11 @@
 //! takes 58-60 ms against 64-67 (six alternated runs each). Tensors above 32 MiB (DenseNet121's
 //! activations at 224 x 224) are still mapped fresh; a process keeps up to 1 GiB of freed heap
 //! memory instead of returning it (its peak resident set does not change).
+//!
+//! A process that sets glibc's own malloc parameters keeps them: when any of the environment
+//! variables in [`GLIBC_MALLOC_VARIABLES`] is set, or `GLIBC_TUNABLES` names a `glibc.malloc`
+//! tunable, nothing is changed (`MALLOC_MMAP_THRESHOLD_=131072` restores glibc's start value,
+//! for instance).
 
 use std::sync::OnceLock;
 
@@ -24,12 +29,43 @@ pub const MMAP_THRESHOLD: usize = 32 << 20;
 /// glibc's trim threshold set by [`reuse_freed_memory`].
 pub const TRIM_THRESHOLD: usize = 1 << 30;
 
+/// The environment variables by which glibc reads its malloc parameters at start; when one is
+/// set, [`reuse_freed_memory`] leaves the allocator as the user configured it.
+pub const GLIBC_MALLOC_VARIABLES: [&str; 4] = [
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "MALLOC_MMAP_MAX_",
+];
+
 /// Set glibc's mmap and trim thresholds to [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`], once
 /// per process (later calls do nothing). The layer functions call it when they first run a
 /// kernel; a program may call it earlier. Returns whether both settings took effect: `false`
-/// on targets without glibc, where the allocator is left as it is.
+/// on targets without glibc, and when the user set glibc's malloc parameters
+/// ([`user_configured_malloc`]), where the allocator is left as it is.
 pub fn reuse_freed_memory() -> bool {
-    *APPLIED.get_or_init(set_thresholds)
+    *APPLIED.get_or_init(|| !user_configured_malloc(process_variable) && set_thresholds())
+}
+
+/// Whether the environment (`lookup` returns a variable's value, `None` when unset) sets one
+/// of glibc's malloc parameters: one of [`GLIBC_MALLOC_VARIABLES`], or a `glibc.malloc.`
+/// tunable in `GLIBC_TUNABLES`. A variable whose value is not UTF-8 counts as set.
+pub fn user_configured_malloc(
+    lookup: impl Fn(&str) -> Option<Result<String, std::ffi::OsString>>,
+) -> bool {
+    GLIBC_MALLOC_VARIABLES
+        .iter()
+        .any(|name| lookup(name).is_some())
+        || match lookup("GLIBC_TUNABLES") {
+            Some(Ok(tunables)) => tunables.contains("glibc.malloc."),
+            Some(Err(_)) => true,
+            None => false,
+        }
+}
+
+/// An environment variable of this process, as [`user_configured_malloc`] reads it.
+fn process_variable(name: &str) -> Option<Result<String, std::ffi::OsString>> {
+    std::env::var_os(name).map(std::ffi::OsString::into_string)
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -55,8 +91,44 @@ mod tests {
     #[test]
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn glibc_takes_both_thresholds() {
+        if user_configured_malloc(process_variable) {
+            // The test runner's environment sets glibc's parameters: they are kept.
+            assert!(!reuse_freed_memory());
+            return;
+        }
         assert!(reuse_freed_memory());
         // Once per process: a second call reports the first one's outcome.
         assert!(reuse_freed_memory());
+    }
+
+    #[test]
+    fn malloc_settings_of_the_user_are_recognized() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| Ok(v.to_string()))
+            }
+        };
+        assert!(!user_configured_malloc(env(&[])));
+        assert!(!user_configured_malloc(env(&[("MALLOC_ARENA", "2")])));
+        assert!(user_configured_malloc(env(&[(
+            "MALLOC_MMAP_THRESHOLD_",
+            "131072"
+        )])));
+        assert!(user_configured_malloc(env(&[(
+            "MALLOC_TRIM_THRESHOLD_",
+            "0"
+        )])));
+        assert!(user_configured_malloc(env(&[(
+            "GLIBC_TUNABLES",
+            "glibc.malloc.mmap_threshold=131072"
+        )])));
+        // Tunables of other glibc parts leave the choice to us.
+        assert!(!user_configured_malloc(env(&[(
+            "GLIBC_TUNABLES",
+            "glibc.cpu.hwcaps=-AVX512F"
+        )])));
     }
 }
