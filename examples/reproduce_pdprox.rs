@@ -37,7 +37,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use rankrisk::admm::RhoSchedule;
 use rankrisk::admm::linear::{self, AdmmConfig, LinearData};
 use rankrisk::cli::linear_data::{DataArgs, load_parts};
@@ -52,15 +52,19 @@ use rankrisk::weights::Weights;
 use rankrisk_datasets::{LabelColumn, Tabular, read_csv};
 
 #[derive(Parser, Debug)]
-#[command(about = "Pdprox against independent optima, ADMM, and the paper's sections 5.5-5.6")]
+#[command(
+    about = "Pdprox against independent optima, ADMM, the paper's baselines and its sections 5.1, 5.3, 5.5 and 5.6"
+)]
 struct Opts {
     /// Sections to run, comma-separated: optima, vs-admm, budget, dual-vs-primal, baselines,
     /// donor, movielens.
     #[arg(
         long,
+        value_enum,
+        value_delimiter = ',',
         default_value = "optima,vs-admm,budget,dual-vs-primal,baselines,donor"
     )]
-    sections: String,
+    sections: Vec<Section>,
     /// Markdown file to write (the tables printed, with the command).
     #[arg(long, default_value = "examples/results/pdprox.md")]
     out: PathBuf,
@@ -78,8 +82,32 @@ struct Opts {
     #[arg(long, default_value_t = 30)]
     movielens_iterations: usize,
     /// The `movielens` section's lambdas, comma-separated.
-    #[arg(long, default_value = "1e-5")]
-    movielens_lambdas: String,
+    #[arg(long, value_delimiter = ',', default_value = "1e-5")]
+    movielens_lambdas: Vec<f64>,
+}
+
+/// The sections of the report, in the order `--sections` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Section {
+    Optima,
+    VsAdmm,
+    Budget,
+    DualVsPrimal,
+    Baselines,
+    Donor,
+    Movielens,
+}
+
+/// Values as they are written on the command line, comma-separated.
+fn joined<T>(values: &[T], show: impl Fn(&T) -> String) -> String {
+    values.iter().map(show).collect::<Vec<_>>().join(",")
+}
+
+/// A section's name on the command line.
+fn section_name(s: &Section) -> String {
+    s.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 /// A real convex case: data set, weights, regularizer.
@@ -711,11 +739,7 @@ fn section_movielens(md: &mut String, opts: &Opts) {
     let (rows, cols) = (ratings.users, ratings.items);
     let iterations = opts.movielens_iterations;
     let tune_at = (iterations / 10).max(2);
-    let lambdas: Vec<f64> = opts
-        .movielens_lambdas
-        .split(',')
-        .map(|v| v.trim().parse().expect("--movielens-lambdas: numbers"))
-        .collect();
+    let lambdas = &opts.movielens_lambdas;
     md.push_str(&format!(
         "\n## Section 5.3: trace norm on MovieLens 100K ({} training ratings, {} test; {rows} x {cols})\n\n",
         train.len(),
@@ -752,7 +776,7 @@ fn section_movielens(md: &mut String, opts: &Opts) {
     };
     let mut panels: Vec<(String, Vec<Series>, Vec<Series>)> = Vec::new();
     for loss in [all_threshold, DualLoss::Absolute] {
-        for &lambda in &lambdas {
+        for &lambda in lambdas {
             let penalty = Penalty::Trace {
                 mu: lambda,
                 rows,
@@ -879,10 +903,11 @@ fn section_movielens(md: &mut String, opts: &Opts) {
 fn main() {
     let opts = Opts::parse();
     let mut md = String::new();
-    let movielens = if opts.sections.contains("movielens") {
+    let movielens = if opts.sections.contains(&Section::Movielens) {
         format!(
             " --movielens-iterations {} --movielens-lambdas {}",
-            opts.movielens_iterations, opts.movielens_lambdas
+            opts.movielens_iterations,
+            joined(&opts.movielens_lambdas, |v| format!("{v:e}"))
         )
     } else {
         String::new()
@@ -890,25 +915,19 @@ fn main() {
     let _ = writeln!(
         md,
         "# Pdprox reproductions\n\nPrinted by `RAYON_NUM_THREADS=1 cargo run --release --example reproduce_pdprox -- --sections {} --seed {}{movielens} --out {}` on this project's 2-core machine; times are of this machine.",
-        opts.sections,
+        joined(&opts.sections, section_name),
         opts.seed,
         opts.out.display()
     );
-    for section in opts.sections.split(',') {
-        match section.trim() {
-            "optima" => section_optima(&mut md, opts.seed),
-            "vs-admm" => section_vs_admm(&mut md, opts.seed),
-            "budget" => section_budget(&mut md, &opts.libsvm_dir, opts.seed),
-            "dual-vs-primal" => section_dual_vs_primal(&mut md, &opts.libsvm_dir),
-            "baselines" => section_baselines(&mut md, &opts.libsvm_dir, opts.seed),
-            "donor" => section_donor(&mut md, opts.seed),
-            "movielens" => section_movielens(&mut md, &opts),
-            other => {
-                eprintln!(
-                    "unknown section '{other}': optima, vs-admm, budget, dual-vs-primal, baselines, donor, movielens"
-                );
-                std::process::exit(2);
-            }
+    for section in &opts.sections {
+        match section {
+            Section::Optima => section_optima(&mut md, opts.seed),
+            Section::VsAdmm => section_vs_admm(&mut md, opts.seed),
+            Section::Budget => section_budget(&mut md, &opts.libsvm_dir, opts.seed),
+            Section::DualVsPrimal => section_dual_vs_primal(&mut md, &opts.libsvm_dir),
+            Section::Baselines => section_baselines(&mut md, &opts.libsvm_dir, opts.seed),
+            Section::Donor => section_donor(&mut md, opts.seed),
+            Section::Movielens => section_movielens(&mut md, &opts),
         }
     }
     if let Some(parent) = opts.out.parent() {
