@@ -1,9 +1,9 @@
 """Mean (std) over seeds of the deep equal-budget comparison (docs/RESULTS.md, "Equal budget on the slice").
 
 Reads the summary.json of every run that deep_slice_grid.toml and deep_slice_seeds.toml wrote
-under out/deep-slice/ (the grid's chosen point stands for seed 0 of Fashion-MNIST-LT at 2
-passes) and prints one markdown row per data set, passes and method: test AUC and test
-pAUC[0.05, 0.5] of the evaluation point with the best validation pAUC.
+under out/deep-slice/ (seed 0 of Fashion-MNIST-LT at 2 passes is the grid's run at the point
+the other seeds ran) and prints one markdown row per data set, passes and method: test AUC
+and test pAUC[0.05, 0.5] of the evaluation point with the best validation pAUC.
 
     python3 examples/results/seed_table.py [out/deep-slice]
 """
@@ -22,11 +22,23 @@ for summary in sorted(root.glob("*-e*-s*/summary.json")):
     runs.setdefault((data, int(passes), method), {})[int(seed)] = json.loads(summary.read_text())
 for grid in sorted(root.glob("grid/*/grid.json")):
     method = grid.parent.name
-    chosen = [r for r in json.loads(grid.read_text()) if r["chosen"]]
-    if chosen:
-        point = pathlib.Path(chosen[0]["out"])
+    points = json.loads(grid.read_text())
+    # Seed 0 is the grid's run at the point the other seeds ran (deep_slice_seeds.toml): the
+    # chosen point when the seeds file follows it, else the grid point with the seeds' lr and
+    # gamma_scale, so that every seed of a row trains the same configuration.
+    others = runs.get(("fashion-mnist", 2, method), {})
+    def setting(config):
+        return (config["lr"], config.get("gamma_scale"))
+    wanted = setting(next(iter(others.values()))["config"]) if others else None
+    summary = None
+    for r in points:
+        point = pathlib.Path(r["out"])
         point = point if point.is_absolute() else pathlib.Path.cwd() / point
-        summary = json.loads((point / "summary.json").read_text())
+        candidate = json.loads((point / "summary.json").read_text())
+        if (wanted is None and r["chosen"]) or (wanted is not None and setting(candidate["config"]) == wanted):
+            summary = candidate
+            break
+    if summary is not None:
         runs.setdefault(("fashion-mnist", 2, method), {})[0] = summary
 
 
