@@ -192,6 +192,13 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
         .file("tr.csv", "1,2,1\n3,4,0\n5,6,1\n7,1,0\n")
         .file("te.csv", "1,2,3,1\n3,4,5,0\n"),
         case(
+            "test file of another width, standardized",
+            &["fit-linear", "--train-file", "{dir}/tr.csv", "--test-file", "{dir}/te.csv", "--standardize"],
+            &["test data has 3 features, training data 2", "te.csv"],
+        )
+        .file("tr.csv", "1,2,1\n3,4,0\n5,6,1\n7,1,0\n")
+        .file("te.csv", "1,2,3,1\n3,4,5,0\n"),
+        case(
             "infinite regression target",
             &["fit-linear", "--train-file", "{dir}/inf.csv", "--loss", "absolute", "--solver", "pdprox-dual"],
             &["target of row 1", "not finite"],

@@ -20,15 +20,20 @@ for summary in sorted(root.glob("*-e*-s*/summary.json")):
     data, method = data.rsplit("-", 1)
     passes, seed = rest.split("-s")
     runs.setdefault((data, int(passes), method), {})[int(seed)] = json.loads(summary.read_text())
+
+
+def setting(config):
+    """The grid's axes in a run's config: what makes two runs the same point."""
+    return (config["lr"], config.get("gamma_scale"))
+
+
 for grid in sorted(root.glob("grid/*/grid.json")):
     method = grid.parent.name
     points = json.loads(grid.read_text())
-    # Seed 0 is the grid's run at the point the other seeds ran (deep_slice_seeds.toml): the
-    # chosen point when the seeds file follows it, else the grid point with the seeds' lr and
-    # gamma_scale, so that every seed of a row trains the same configuration.
+    # Seed 0 is the grid's run at the point the other seeds ran (deep_slice_seeds.toml), so
+    # that every seed of a row trains the same configuration; without other seeds, the
+    # chosen point.
     others = runs.get(("fashion-mnist", 2, method), {})
-    def setting(config):
-        return (config["lr"], config.get("gamma_scale"))
     wanted = setting(next(iter(others.values()))["config"]) if others else None
     summary = None
     for r in points:

@@ -79,15 +79,26 @@ pub fn load_parts_as(
         (None, Some(path)) => {
             let mut train = read_table(path, None, labels)?;
             let mut test = match &args.test_file {
-                Some(p) => Some(read_table(p, Some(train.d), labels)?),
+                Some(p) => {
+                    let test = read_table(p, Some(train.d), labels)?;
+                    if test.d != train.d {
+                        return Err(format!(
+                            "test data has {} features, training data {} ({} vs {})",
+                            test.d,
+                            train.d,
+                            p.display(),
+                            path.display()
+                        ));
+                    }
+                    Some(test)
+                }
                 None => None,
             };
             if args.standardize {
-                // The training file's statistics, applied to both (a test file of another
-                // width is refused below).
+                // The training file's statistics, applied to both.
                 let scaling = train.column_scaling();
                 train.rescale(&scaling);
-                if let Some(t) = test.as_mut().filter(|t| t.d == train.d) {
+                if let Some(t) = test.as_mut() {
                     t.rescale(&scaling);
                 }
             }
@@ -102,18 +113,6 @@ pub fn load_parts_as(
     };
     if !train.targets {
         train.require_both_classes().map_err(err)?;
-    }
-    if let Some(t) = &test
-        && t.d != train.d
-    {
-        let files = match (&args.test_file, &args.train_file) {
-            (Some(te), Some(tr)) => format!(" ({} vs {})", te.display(), tr.display()),
-            _ => String::new(),
-        };
-        return Err(format!(
-            "test data has {} features, training data {}{files}",
-            t.d, train.d
-        ));
     }
     Ok((train, test))
 }
