@@ -377,14 +377,23 @@ impl ChexpertBatcher {
     ///
     /// # Errors
     /// [`DataError::Image`] naming an unreadable image; [`DataError::Invalid`] for an id out of
-    /// range or an empty batch.
+    /// range or an empty batch; [`DataError::TooLarge`] for a batch that does not fit in memory.
     pub fn host_batch(&self, ids: &[usize]) -> Result<HostBatch, DataError> {
         use rand::SeedableRng;
         if ids.is_empty() {
             return Err(DataError::invalid("CheXpert", "empty batch"));
         }
         let size = self.transform.size;
-        let mut x = Vec::with_capacity(ids.len() * 3 * size * size);
+        let values = crate::memory::check_dense(
+            ids.len(),
+            size.saturating_mul(size).saturating_mul(3),
+            std::mem::size_of::<f32>(),
+            &format!(
+                "a CheXpert batch of {} images at {size} x {size}",
+                ids.len()
+            ),
+        )?;
+        let mut x = Vec::with_capacity(values);
         let mut targets = Vec::with_capacity(ids.len() * self.set.tasks.len());
         for &i in ids {
             if i >= self.set.len() {

@@ -146,23 +146,33 @@ fn parse_label(v: &str) -> Option<Result<i8, ()>> {
     }
 }
 
-/// Read a CheXpert CSV file.
+/// The physical line (from 1) of a CSV error, where the reader knows it.
+fn csv_error(path: &Path, e: &csv::Error, fallback: usize) -> DataError {
+    let line = e.position().map_or(fallback, |p| p.line() as usize);
+    let message = match e.kind() {
+        csv::ErrorKind::Io(io) => io.to_string(),
+        _ => e.to_string(),
+    };
+    DataError::parse(path, line, message)
+}
+
+/// Read a CheXpert CSV file (UTF-8 text). Line numbers in errors are physical lines of the
+/// file, counted from 1 (a quoted field may span several).
 ///
 /// # Errors
-/// [`DataError::Io`]; [`DataError::Parse`] naming the line for a header that is not
-/// CheXpert's, a row with missing columns, or an unknown label value.
+/// [`DataError::Io`], [`DataError::NotUtf8`]; [`DataError::Parse`] naming the line for a
+/// header that is not CheXpert's, a row with missing columns, an unknown label value, a
+/// Frontal/Lateral value other than those two, or an age that is neither blank nor a finite
+/// number.
 pub fn read_csv(path: &Path) -> Result<Vec<Record>, DataError> {
+    let text = crate::text::read_text(path)?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
-        .from_path(path)
-        .map_err(|e| DataError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        .from_reader(text.as_bytes());
     let header = reader
         .headers()
-        .map_err(|e| DataError::parse(path, 1, e.to_string()))?
+        .map_err(|e| csv_error(path, &e, 1))?
         .clone();
     let expected: Vec<&str> = ["Path", "Sex", "Age", "Frontal/Lateral", "AP/PA"]
         .into_iter()
@@ -196,8 +206,8 @@ pub fn read_csv(path: &Path) -> Result<Vec<Record>, DataError> {
     }
     let mut out = Vec::new();
     for (i, row) in reader.records().enumerate() {
-        let line = i + 2;
-        let row = row.map_err(|e| DataError::parse(path, line, e.to_string()))?;
+        let row = row.map_err(|e| csv_error(path, &e, i + 2))?;
+        let line = row.position().map_or(i + 2, |p| p.line() as usize);
         if row.len() != expected.len() {
             return Err(DataError::parse(
                 path,
@@ -231,10 +241,21 @@ pub fn read_csv(path: &Path) -> Result<Vec<Record>, DataError> {
                 ));
             }
         };
+        let age = match row[2].trim() {
+            "" => None,
+            a => Some(
+                a.parse::<f32>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| {
+                        DataError::parse(path, line, format!("Age '{a}' is not a number"))
+                    })?,
+            ),
+        };
         out.push(Record {
             path: row[0].to_string(),
             sex: row[1].to_string(),
-            age: row[2].trim().parse().ok(),
+            age,
             frontal,
             ap_pa: row[4].to_string(),
             labels,

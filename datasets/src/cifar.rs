@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::DataError;
+use crate::error::{BinaryPart, DataError};
 use crate::imageset::ImageSet;
 
 /// Which CIFAR.
@@ -57,18 +57,25 @@ pub fn record_len(kind: Cifar) -> usize {
 /// Read one binary file. Source indices are record indices plus `first_id`.
 ///
 /// # Errors
-/// [`DataError::Io`] for a missing file, [`DataError::Parse`] for a truncated file (naming the
-/// record) or a label out of range.
+/// [`DataError::Io`] for a missing file, [`DataError::Binary`] for an empty or truncated file
+/// (naming the record) or a label out of range (naming the record, counted from 1).
 pub fn read_cifar_file(path: &Path, kind: Cifar, first_id: usize) -> Result<ImageSet, DataError> {
     let bytes = std::fs::read(path).map_err(|source| DataError::Io {
         path: path.to_path_buf(),
         source,
     })?;
     let rec = record_len(kind);
-    if bytes.is_empty() || bytes.len() % rec != 0 {
-        return Err(DataError::parse(
+    if bytes.is_empty() {
+        return Err(DataError::binary(
             path,
-            bytes.len() / rec + 1,
+            BinaryPart::Data,
+            format!("the file is empty: expected {rec}-byte CIFAR records"),
+        ));
+    }
+    if bytes.len() % rec != 0 {
+        return Err(DataError::binary(
+            path,
+            BinaryPart::Record(bytes.len() / rec + 1),
             format!(
                 "{} bytes is not a whole number of {rec}-byte CIFAR records (record {} is truncated)",
                 bytes.len(),
@@ -82,9 +89,9 @@ pub fn read_cifar_file(path: &Path, kind: Cifar, first_id: usize) -> Result<Imag
     for (r, chunk) in bytes.chunks_exact(rec).enumerate() {
         let label = chunk[kind.label_bytes() - 1] as usize;
         if label >= kind.classes() {
-            return Err(DataError::parse(
+            return Err(DataError::binary(
                 path,
-                r + 1,
+                BinaryPart::Record(r + 1),
                 format!("label {label} out of range for {} classes", kind.classes()),
             ));
         }

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::error::DataError;
+use crate::error::{DataError, list};
 
 /// `n` images of `channels x height x width` bytes (channel-major, as CIFAR stores them) with a
 /// class label each. The sample id the solvers index their per-sample state by is the
@@ -210,7 +210,8 @@ impl ImageSet {
             return Err(DataError::invalid(
                 &self.name,
                 format!(
-                    "the binary task with positive classes {positive_classes:?} has {p} positives out of {}",
+                    "the binary task with positive classes ({}) has {p} positives out of {}",
+                    list(positive_classes),
                     positive.len()
                 ),
             ));

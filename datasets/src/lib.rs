@@ -12,6 +12,8 @@
 //! - images: CIFAR-10/100 binary files ([`cifar`]), MNIST-style IDX files ([`idx`]), the
 //!   long-tailed and imratio builders ([`imageset`]), CheXpert ([`chexpert`]) with its
 //!   preprocessing ([`transform`]);
+//! - sizes: every reader and generator checks a dense table's size before allocating it
+//!   ([`memory::check_dense`]); text files must be UTF-8;
 //! - ratings matrices (MovieLens 100K) for matrix factorization and completion ([`ratings`]);
 //! - training: samplers ([`sampler`]), Burn batchers and the [`ImageSource`] contract every
 //!   training loop reads batches through ([`batcher`]).
@@ -47,15 +49,20 @@ pub mod folder;
 pub mod idx;
 pub mod imageset;
 pub mod keel;
+pub mod memory;
 pub mod ratings;
 pub mod sampler;
 pub mod tabular;
+mod text;
 pub mod transform;
 
 pub use batcher::{HostBatch, ImageSource};
-pub use error::DataError;
+pub use error::{BinaryPart, DataError};
 pub use imageset::{BinaryImageSet, ImageSet};
 pub use tabular::Tabular;
 pub use tabular::builtin::load_builtin;
-pub use tabular::read::{LabelColumn, Labels, read_csv, read_csv_as, read_libsvm, read_libsvm_as};
+pub use tabular::read::{
+    FormatChoice, FormatReason, LabelColumn, Labels, TableFormat, guess_format, read_csv,
+    read_csv_as, read_delimited_as, read_libsvm, read_libsvm_as, read_table,
+};
 pub use tabular::synthetic::{SyntheticConfig, make_classification};

@@ -11,6 +11,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
 use crate::error::DataError;
+use crate::memory::check_dense;
+use crate::text::read_text;
 
 /// Observed entries of a `users x items` matrix: observation `k` is `rating[k]` at
 /// `(user[k], item[k])`, indices from 0 in order of first appearance in the file.
@@ -69,24 +71,27 @@ impl Ratings {
 }
 
 /// Read a ratings file: tab- or space-separated `user item rating [timestamp]` rows, an
-/// optional header row (RecBole's `user_id:token ...`).
+/// optional header as the first non-empty line (RecBole's `user_id:token ...`). The
+/// `users x items` matrix the solvers hold densely must fit in memory.
 ///
 /// # Errors
 /// [`DataError::Invalid`] for an unreadable file (the message says what the file must hold
-/// and where MovieLens 100K comes from), [`DataError::Parse`] for a short row or a rating that is
-/// not a finite number, [`DataError::Invalid`] for a file without ratings or a repeated
-/// (user, item) pair.
+/// and where MovieLens 100K comes from), [`DataError::NotUtf8`], [`DataError::Parse`] for a row
+/// of fewer than 3 or more than 4 fields, a rating that is not a finite number or a repeated
+/// (user, item) pair, [`DataError::Invalid`] for a file without ratings,
+/// [`DataError::TooLarge`] for a `users x items` matrix that does not fit in memory.
 pub fn read_ratings(path: &Path) -> Result<Ratings, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        DataError::invalid(
+    let text = read_text(path).map_err(|e| match e {
+        DataError::Io { source, .. } => DataError::invalid(
             path.display().to_string(),
             format!(
-                "cannot read it ({e}); expected a ratings file, `user item rating [timestamp]` \
-                 per row: MovieLens 100K's u.data from \
+                "cannot read it ({source}); expected a ratings file, `user item rating \
+                 [timestamp]` per row: MovieLens 100K's u.data from \
                  https://grouplens.org/datasets/movielens/100k/, or ml-100k.inter, which `bash \
                  datasets/fetch-test-data.sh` puts in datasets/test-data/movielens"
             ),
-        )
+        ),
+        other => other,
     })?;
     let (mut users, mut items) = (HashMap::new(), HashMap::new());
     let mut out = Ratings {
@@ -96,17 +101,25 @@ pub fn read_ratings(path: &Path) -> Result<Ratings, DataError> {
         users: 0,
         items: 0,
     };
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashMap::new();
+    let mut first = true;
     for (k, line) in text.lines().enumerate() {
+        let line_no = k + 1;
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() || (k == 0 && fields[0].contains(':')) {
+        if fields.is_empty() {
             continue;
         }
-        if fields.len() < 3 {
+        if std::mem::take(&mut first) && fields[0].contains(':') {
+            continue; // RecBole's header
+        }
+        if !(3..=4).contains(&fields.len()) {
             return Err(DataError::parse(
                 path,
-                k + 1,
-                format!("{} fields; expected user, item, rating", fields.len()),
+                line_no,
+                format!(
+                    "{} fields; expected user, item, rating and an optional timestamp",
+                    fields.len()
+                ),
             ));
         }
         let rating: f64 = fields[2]
@@ -116,22 +129,21 @@ pub fn read_ratings(path: &Path) -> Result<Ratings, DataError> {
             .ok_or_else(|| {
                 DataError::parse(
                     path,
-                    k + 1,
-                    format!("rating '{}' is not a number", fields[2]),
+                    line_no,
+                    format!("rating '{}' is not a finite number", fields[2]),
                 )
             })?;
         let next = users.len();
         let u = *users.entry(fields[0].to_string()).or_insert(next);
         let next = items.len();
         let i = *items.entry(fields[1].to_string()).or_insert(next);
-        if !seen.insert((u, i)) {
-            return Err(DataError::invalid(
-                path.display().to_string(),
+        if let Some(earlier) = seen.insert((u, i), line_no) {
+            return Err(DataError::parse(
+                path,
+                line_no,
                 format!(
-                    "line {}: user {} rated item {} twice",
-                    k + 1,
-                    fields[0],
-                    fields[1]
+                    "user {} rated item {} twice (also on line {earlier})",
+                    fields[0], fields[1]
                 ),
             ));
         }
@@ -146,6 +158,12 @@ pub fn read_ratings(path: &Path) -> Result<Ratings, DataError> {
         ));
     }
     (out.users, out.items) = (users.len(), items.len());
+    check_dense(
+        out.users,
+        out.items,
+        8,
+        &format!("{} (the users x items matrix)", path.display()),
+    )?;
     Ok(out)
 }
 
@@ -191,6 +209,19 @@ mod tests {
                 .to_string()
                 .contains("twice")
         );
+        let long = dir.join("long.data");
+        std::fs::write(&long, "1 2 3 4 5\n").unwrap();
+        assert!(matches!(
+            read_ratings(&long),
+            Err(DataError::Parse { line: 1, .. })
+        ));
+        let odd = dir.join("odd.data");
+        std::fs::write(&odd, b"\n1 2 3\n1 3 \xff\n").unwrap();
+        let msg = read_ratings(&odd).unwrap_err().to_string();
+        assert!(msg.contains("line 3") && msg.contains("not UTF-8"), "{msg}");
+        std::fs::write(&odd, "1 2 3\n1 3 nan\n").unwrap();
+        let msg = read_ratings(&odd).unwrap_err().to_string();
+        assert!(msg.contains("line 2") && msg.contains("'nan'"), "{msg}");
         let missing = read_ratings(&dir.join("absent")).unwrap_err().to_string();
         assert!(missing.contains("fetch-test-data.sh"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -108,12 +108,29 @@ impl XrayTransform {
     /// channel with the ImageNet statistics.
     ///
     /// # Errors
-    /// [`DataError::Image`] naming the file when it is missing, truncated or not an image.
+    /// [`DataError::Image`] naming the file when it is missing, truncated or not an image;
+    /// [`DataError::Invalid`] for a size of 0 or above 65,535 pixels, [`DataError::TooLarge`]
+    /// when one transformed image does not fit in memory (both before anything is decoded).
     pub fn load<R: Rng>(&self, path: &Path, rng: &mut R) -> Result<Vec<f32>, DataError> {
         let fail = |message: String| DataError::Image {
             path: path.to_path_buf(),
             message,
         };
+        if self.size == 0 || self.size > usize::from(u16::MAX) {
+            return Err(DataError::invalid(
+                path.display().to_string(),
+                format!(
+                    "image size {} must be between 1 and 65535 pixels",
+                    self.size
+                ),
+            ));
+        }
+        crate::memory::check_dense(
+            3,
+            self.size.saturating_mul(self.size),
+            std::mem::size_of::<f32>(),
+            &format!("{} at {} x {}", path.display(), self.size, self.size),
+        )?;
         let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
         if bytes.starts_with(&[0xFF, 0xD8]) && !jpeg_is_complete(&bytes) {
             return Err(fail(

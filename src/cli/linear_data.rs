@@ -1,13 +1,40 @@
 //! The data of the linear fitting commands (`fit-linear`, `fit-pauc`, `fit-pauc-dca`): a
-//! built-in set with the rank-based paper's preprocessing and split, or CSV / LIBSVM files with
-//! binary labels or real targets.
+//! built-in set with the rank-based paper's preprocessing and split, or CSV / TSV / LIBSVM files
+//! with binary labels or real targets. The format of a file is the one `--format` gives, else
+//! the one its extension names, else the one its first data line shows
+//! (`rankrisk_datasets::guess_format`); an error of a file that does not parse says which
+//! format was assumed and why.
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
-use rankrisk_datasets::{
-    DataError, LabelColumn, Labels, Tabular, load_builtin, read_csv_as, read_libsvm_as,
-};
+use clap::{Args, ValueEnum};
+use rankrisk_datasets::{DataError, LabelColumn, Labels, TableFormat, Tabular, load_builtin};
+
+/// The layout of `--train-file` and `--test-file`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum FileFormat {
+    /// By the extension (`.csv`; `.tsv`, `.tab`; `.svm`, `.libsvm`, `.svmlight`), else by the
+    /// first line that is not blank, a `#` comment or a lone value.
+    #[default]
+    Auto,
+    /// Comma-separated numbers, the label in the last column, an optional header line.
+    Csv,
+    /// Tab-separated numbers, as CSV.
+    Tsv,
+    /// LIBSVM / SVMlight: `label index:value ...`, indices from 1, increasing.
+    Libsvm,
+}
+
+impl FileFormat {
+    fn forced(self) -> Option<TableFormat> {
+        match self {
+            FileFormat::Auto => None,
+            FileFormat::Csv => Some(TableFormat::Csv),
+            FileFormat::Tsv => Some(TableFormat::Tsv),
+            FileFormat::Libsvm => Some(TableFormat::Libsvm),
+        }
+    }
+}
 
 /// The data options shared by the linear fitting commands.
 #[derive(Debug, Clone, Default, Args)]
@@ -17,12 +44,16 @@ pub struct DataArgs {
     /// the rank-based paper (60/40; 50/25/25 for AoRR).
     #[arg(long, conflicts_with = "train_file")]
     pub data: Option<String>,
-    /// Training file (CSV with the label in the last column, or LIBSVM), used as it is.
+    /// Training file (CSV or TSV with the label in the last column, or LIBSVM), used as it is.
     #[arg(long)]
     pub train_file: Option<PathBuf>,
     /// Test file in the same format.
     #[arg(long, requires = "train_file")]
     pub test_file: Option<PathBuf>,
+    /// Format of the files: auto (by the extension, else by the first data line), csv, tsv or
+    /// libsvm.
+    #[arg(long, value_enum, default_value_t = FileFormat::Auto)]
+    pub format: FileFormat,
     /// Standardize file data (statistics of the training file, applied to both).
     #[arg(long)]
     pub standardize: bool,
@@ -77,10 +108,10 @@ pub fn load_parts_as(
             (parts.swap_remove(0), test)
         }
         (None, Some(path)) => {
-            let mut train = read_table(path, None, labels)?;
+            let mut train = read_table(path, None, labels, args.format)?;
             let mut test = match &args.test_file {
                 Some(p) => {
-                    let test = read_table(p, Some(train.d), labels)?;
+                    let test = read_table(p, Some(train.d), labels, args.format)?;
                     if test.d != train.d {
                         return Err(format!(
                             "test data has {} features, training data {} ({} vs {})",
@@ -117,20 +148,24 @@ pub fn load_parts_as(
     Ok((train, test))
 }
 
-fn read_table(path: &Path, d: Option<usize>, labels: Labels) -> Result<Tabular, String> {
-    let head = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read {}: {e}; expected a CSV file (a header row, one row per sample, the \
-                 label in the last column) or a LIBSVM file (`label index:value ...`), such as \
-                 the LIBSVM sets at https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/",
-            path.display()
-        )
-    })?;
-    let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let table = if first.contains(':') {
-        read_libsvm_as(path, d, labels)
-    } else {
-        read_csv_as(path, LabelColumn::Last, labels)
-    };
-    table.map_err(|e| e.to_string())
+/// Read a data file in `format` (or the one it shows), naming the format assumed and why when
+/// it does not parse.
+fn read_table(
+    path: &Path,
+    d: Option<usize>,
+    labels: Labels,
+    format: FileFormat,
+) -> Result<Tabular, String> {
+    match rankrisk_datasets::read_table(path, format.forced(), d, LabelColumn::Last, labels) {
+        Ok((table, _)) => Ok(table),
+        Err(e @ DataError::Io { .. }) => Err(format!(
+            "{e}; expected a CSV file (a header row, one row per sample, the label in the last \
+             column) or a LIBSVM file (`label index:value ...`), such as the LIBSVM sets at \
+             https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
+        )),
+        Err(e @ DataError::Format { .. }) if format == FileFormat::Auto => Err(format!(
+            "{e}; --format csv|tsv|libsvm reads the file in another format"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }

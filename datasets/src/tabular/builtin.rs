@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::Tabular;
-use super::read::{LabelColumn, binary_labels, parse_delimited};
+use super::labels::{LabelColumn, binary_labels};
+use super::read::parse_delimited;
 use crate::error::DataError;
 
 /// The data sets embedded in the crate (the rank-based paper's tabular sets).
@@ -53,6 +54,7 @@ pub fn load_builtin(name: &str) -> Result<Tabular, DataError> {
 fn parse_monks(text: &str, name: &str) -> Result<Tabular, DataError> {
     let mut x = Vec::new();
     let mut labels = Vec::new();
+    let mut lines = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let tokens: Vec<&str> = line.split_whitespace().collect();
         if tokens.is_empty() {
@@ -68,9 +70,10 @@ fn parse_monks(text: &str, name: &str) -> Result<Tabular, DataError> {
         let nums: Result<Vec<f64>, _> = tokens[..7].iter().map(|t| t.parse::<f64>()).collect();
         let nums = nums.map_err(|_| DataError::parse(name, lineno + 1, "non-numeric attribute"))?;
         labels.push(nums[0]);
+        lines.push(lineno + 1);
         x.extend_from_slice(&nums[1..]);
     }
-    let y = binary_labels(&labels, Path::new(name))?;
+    let y = binary_labels(&labels, &lines, Path::new(name))?;
     Tabular::new(name, 6, x, y, None)
 }
 

@@ -8,7 +8,11 @@
 //! solvers keep per-sample state indexed by it.
 
 pub mod builtin;
+mod delimited;
 pub mod donor;
+pub(crate) mod format;
+mod labels;
+mod libsvm;
 pub mod read;
 pub mod synthetic;
 
@@ -17,7 +21,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use crate::error::DataError;
+use crate::error::{DataError, list};
 
 /// A dense binary-classification table.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,7 +247,10 @@ impl Tabular {
         {
             return Err(DataError::invalid(
                 &self.name,
-                format!("split fractions {fractions:?} must be positive and sum to 1"),
+                format!(
+                    "split fractions ({}) must be positive and sum to 1",
+                    list(fractions)
+                ),
             ));
         }
         let mut order: Vec<usize> = (0..self.n()).collect();
@@ -260,7 +267,8 @@ impl Tabular {
                 return Err(DataError::invalid(
                     &self.name,
                     format!(
-                        "split {fractions:?} of {} rows leaves part {k} empty",
+                        "split ({}) of {} rows leaves part {k} empty",
+                        list(fractions),
                         self.n()
                     ),
                 ));

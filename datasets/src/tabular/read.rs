@@ -1,56 +1,94 @@
-//! Readers of tabular files: CSV (label in the first or last column, an optional header) and
-//! LIBSVM/SVMlight; labels of any two values become -1/+1. KEEL `.dat` files are read by
-//! [`crate::keel`].
+//! Readers of tabular files: delimited text (CSV, TSV: the label in the first or last column, an
+//! optional header) and LIBSVM/SVMlight; labels of any two values become -1/+1, or real targets
+//! are kept. KEEL `.dat` files are read by [`crate::keel`].
+//!
+//! Rules (every error names the file and the physical line, counted from 1):
+//!
+//! - Delimited files: a header is a header only if it is the first non-empty line and holds no
+//!   number (nor a missing-value marker such as `NA`, nor a field holding another separator),
+//!   or if it reads `0,1,2,...,k` (a pandas column index). Every other line is a row: a field
+//!   that is not a finite number is an error naming its column (counted from 1) and its text,
+//!   with a hint where one is cheap (a missing value, another separator, a LIBSVM pair, a
+//!   quoted field, a label that is not a number). Every row has the width of the first (and of
+//!   the header).
+//! - LIBSVM: `label index:value ...` with indices from 1, strictly increasing within a row (as
+//!   LIBSVM's own tools and scikit-learn's reader require: a repeated index is an error, not
+//!   "the last one wins"); `#` starts a comment; a row may hold the label alone. The dense
+//!   table is allocated only after [`crate::memory::check_dense`] has accepted its size.
+//! - [`read_table`] picks the format: the one given, else by the extension (`.csv`; `.tsv`,
+//!   `.tab`; `.svm`, `.libsvm`, `.svmlight`), else by the first line that is not blank, not a
+//!   `#` comment and not a lone value: commas make it CSV, `index:value` tokens after the first
+//!   make it LIBSVM, tabs make it TSV. An error of a file read in a format it chose says which
+//!   format and why ([`DataError::Format`]).
+//!
+//! The format choice is in [`guess_format`] (module `format`), the parsers in the private
+//! modules `delimited` and `libsvm`.
 
 use std::path::Path;
 
 use super::Tabular;
+use super::delimited::parse_delimited_at;
+pub use super::format::{FormatChoice, FormatReason, TableFormat, guess_format};
+pub use super::labels::{LabelColumn, Labels};
+use super::libsvm::parse_libsvm;
 use crate::error::DataError;
+use crate::text::read_text;
 
-/// Which column of a delimited file holds the label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LabelColumn {
-    /// The first column.
-    First,
-    /// The last column.
-    Last,
-}
-
-/// How a reader takes the label column's values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Labels {
-    /// Two values, the larger mapped to +1 and the smaller to -1 (0/1, -1/+1, 1/2 all work).
-    #[default]
-    Binary,
-    /// Real targets kept as they are, for the regression losses (absolute and
-    /// epsilon-insensitive) of Pdprox: a table made by [`Tabular::with_targets`].
-    Targets,
-}
-
-impl Labels {
-    /// The table of `labels` (as read) and its features.
-    fn table(
-        self,
-        name: String,
-        d: usize,
-        x: Vec<f64>,
-        labels: Vec<f64>,
-        path: &Path,
-    ) -> Result<Tabular, DataError> {
-        match self {
-            Labels::Binary => Tabular::new(name, d, x, binary_labels(&labels, path)?, None),
-            Labels::Targets => Tabular::with_targets(name, d, x, labels),
+/// Read a tabular file in `format`, or in the format [`guess_format`] picks when it is `None`:
+/// the label in the `label` column of a delimited file (LIBSVM's is always first), the labels
+/// taken as `labels` says, `d` the dimension of a LIBSVM file (see [`read_libsvm`]). Returns
+/// the table and the format it was read as.
+///
+/// # Errors
+/// [`DataError::Io`], [`DataError::NotUtf8`]; the reader's error wrapped in
+/// [`DataError::Format`], which says the format and why it was chosen.
+pub fn read_table(
+    path: &Path,
+    format: Option<TableFormat>,
+    d: Option<usize>,
+    label: LabelColumn,
+    labels: Labels,
+) -> Result<(Tabular, FormatChoice), DataError> {
+    let text = read_text(path)?;
+    let choice = match format {
+        Some(format) => FormatChoice {
+            format,
+            reason: FormatReason::Given,
+        },
+        None => guess_format(path, &text),
+    };
+    let table = match choice.format {
+        TableFormat::Csv => parse_delimited_at(&text, path, ',', label, labels),
+        TableFormat::Tsv => parse_delimited_at(&text, path, '\t', label, labels),
+        TableFormat::Libsvm => parse_libsvm(&text, path, d, labels),
+    };
+    match table {
+        Ok(mut t) => {
+            t.name = stem(path, "table");
+            Ok((t, choice))
         }
+        Err(e @ (DataError::Parse { .. } | DataError::Invalid { .. })) => Err(DataError::Format {
+            choice,
+            source: Box::new(e),
+        }),
+        Err(e) => Err(e),
     }
 }
 
-/// Read a CSV file of numbers with the label in `label` column; labels 0/1 or -1/+1. A first
-/// row that is not all numbers, or that reads 0,1,2,...,k (a pandas column index), is a header
-/// and skipped.
+fn stem(path: &Path, default: &str) -> String {
+    path.file_stem()
+        .map_or_else(|| default.into(), |s| s.to_string_lossy().into_owned())
+}
+
+/// Read a CSV file of numbers with the label in `label` column; labels of two values (0/1,
+/// -1/+1, ...). The first non-empty line is a header when it holds no number, or when it reads
+/// 0,1,2,...,k (a pandas column index); every other line is a row (see the module's rules).
 ///
 /// # Errors
-/// [`DataError::Io`] for an unreadable file, [`DataError::Parse`] naming the line of a malformed
-/// row, [`DataError::Invalid`] for an empty table.
+/// [`DataError::Io`] for an unreadable file, [`DataError::NotUtf8`], [`DataError::Parse`]
+/// naming the line (and the column and text of a field) of a malformed row, a field that is
+/// not a finite number, a row of another width, or a third label value; [`DataError::Invalid`]
+/// for an empty table.
 pub fn read_csv(path: &Path, label: LabelColumn) -> Result<Tabular, DataError> {
     read_csv_as(path, label, Labels::Binary)
 }
@@ -59,27 +97,37 @@ pub fn read_csv(path: &Path, label: LabelColumn) -> Result<Tabular, DataError> {
 /// [`Labels::Targets`]).
 ///
 /// # Errors
-/// As [`read_csv`]; with [`Labels::Targets`], [`DataError::Invalid`] for a target that is not
-/// finite instead of the two-values check.
+/// As [`read_csv`]; with [`Labels::Targets`] the two-values check is not made.
 pub fn read_csv_as(path: &Path, label: LabelColumn, labels: Labels) -> Result<Tabular, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let name = path
-        .file_stem()
-        .map_or_else(|| "csv".into(), |s| s.to_string_lossy().into_owned());
-    let mut t = parse_delimited_at(&text, path, ',', label, labels)?;
-    t.name = name;
+    read_delimited_as(path, ',', label, labels)
+}
+
+/// [`read_csv_as`] for fields separated by `sep` (`'\t'` for TSV).
+///
+/// # Errors
+/// As [`read_csv`].
+pub fn read_delimited_as(
+    path: &Path,
+    sep: char,
+    label: LabelColumn,
+    labels: Labels,
+) -> Result<Tabular, DataError> {
+    let text = read_text(path)?;
+    let mut t = parse_delimited_at(&text, path, sep, label, labels)?;
+    t.name = stem(path, "csv");
     Ok(t)
 }
 
-/// Read a LIBSVM/SVMlight file (`label idx:value ...`, 1-based indices). Of the two label values
-/// the larger becomes +1 (so 0/1, -1/+1 and 1/2 all work). `d` may fix the dimension (for a test
-/// file that must match its training file), otherwise the largest index is used.
+/// Read a LIBSVM/SVMlight file (`label index:value ...`, 1-based indices, increasing within a
+/// row). Of the two label values the larger becomes +1 (so 0/1, -1/+1 and 1/2 all work). `d` may
+/// fix the dimension (for a test file that must match its training file), otherwise the largest
+/// index is used.
 ///
 /// # Errors
-/// [`DataError::Io`], [`DataError::Parse`] for a malformed token or an index above `d`.
+/// [`DataError::Io`], [`DataError::NotUtf8`]; [`DataError::Parse`] naming the line of a
+/// malformed token, a value that is not a finite number, an index that is 0, repeated, not
+/// increasing or above `d`, or a third label value; [`DataError::TooLarge`] when the dense
+/// table (rows x the largest index) does not fit in memory.
 pub fn read_libsvm(path: &Path, d: Option<usize>) -> Result<Tabular, DataError> {
     read_libsvm_as(path, d, Labels::Binary)
 }
@@ -88,101 +136,12 @@ pub fn read_libsvm(path: &Path, d: Option<usize>) -> Result<Tabular, DataError> 
 /// [`Labels::Targets`], as LIBSVM's regression sets hold them).
 ///
 /// # Errors
-/// As [`read_libsvm`]; with [`Labels::Targets`], [`DataError::Invalid`] for a target that is
-/// not finite instead of the two-values check.
+/// As [`read_libsvm`]; with [`Labels::Targets`] the two-values check is not made.
 pub fn read_libsvm_as(path: &Path, d: Option<usize>, labels: Labels) -> Result<Tabular, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut rows: Vec<(f64, Vec<(usize, f64)>)> = Vec::new();
-    let mut max_index = 0;
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let mut tokens = line.split_whitespace();
-        let label_tok = tokens.next().unwrap_or("");
-        let label: f64 = label_tok.parse().map_err(|_| {
-            DataError::parse(
-                path,
-                lineno + 1,
-                format!("label '{label_tok}' is not a number"),
-            )
-        })?;
-        let mut feats = Vec::new();
-        for tok in tokens {
-            let (i, v) = tok.split_once(':').ok_or_else(|| {
-                DataError::parse(
-                    path,
-                    lineno + 1,
-                    format!("token '{tok}' is not index:value"),
-                )
-            })?;
-            let i: usize = i.parse().ok().filter(|&i| i >= 1).ok_or_else(|| {
-                DataError::parse(
-                    path,
-                    lineno + 1,
-                    format!("index '{i}' is not a positive integer"),
-                )
-            })?;
-            let v: f64 = v.parse().map_err(|_| {
-                DataError::parse(path, lineno + 1, format!("value '{v}' is not a number"))
-            })?;
-            max_index = max_index.max(i);
-            feats.push((i - 1, v));
-        }
-        rows.push((label, feats));
-    }
-    let d = match d {
-        Some(d) if max_index > d => {
-            return Err(DataError::invalid(
-                path.display().to_string(),
-                format!("feature index {max_index} exceeds the expected dimension {d}"),
-            ));
-        }
-        Some(d) => d,
-        None => max_index,
-    };
-    let values: Vec<f64> = rows.iter().map(|r| r.0).collect();
-    let mut x = vec![0.0; rows.len() * d];
-    for (r, (_, feats)) in rows.iter().enumerate() {
-        for &(j, v) in feats {
-            x[r * d + j] = v;
-        }
-    }
-    let name = path
-        .file_stem()
-        .map_or_else(|| "libsvm".into(), |s| s.to_string_lossy().into_owned());
-    labels.table(name, d, x, values, path)
-}
-
-/// Map two distinct label values to -1 (the smaller) and +1 (the larger); a single value maps
-/// by its sign (the one-class check comes later, where the task needs both classes).
-pub(crate) fn binary_labels(labels: &[f64], path: &Path) -> Result<Vec<f64>, DataError> {
-    let mut distinct: Vec<f64> = Vec::new();
-    for &l in labels {
-        if !distinct.contains(&l) {
-            distinct.push(l);
-        }
-        if distinct.len() > 2 {
-            return Err(DataError::invalid(
-                path.display().to_string(),
-                format!("more than two label values ({distinct:?}): a binary task is expected"),
-            ));
-        }
-    }
-    distinct.sort_by(f64::total_cmp);
-    let to_sign = |l: f64| {
-        let positive = if distinct.len() == 2 {
-            l == distinct[1]
-        } else {
-            l > 0.0
-        };
-        if positive { 1.0 } else { -1.0 }
-    };
-    Ok(labels.iter().map(|&l| to_sign(l)).collect())
+    let text = read_text(path)?;
+    let mut t = parse_libsvm(&text, path, d, labels)?;
+    t.name = stem(path, "libsvm");
+    Ok(t)
 }
 
 pub(crate) fn parse_delimited(
@@ -194,72 +153,6 @@ pub(crate) fn parse_delimited(
     let mut t = parse_delimited_at(text, Path::new(name), sep, label, Labels::Binary)?;
     t.name = name.to_string();
     Ok(t)
-}
-
-fn parse_delimited_at(
-    text: &str,
-    path: &Path,
-    sep: char,
-    label: LabelColumn,
-    kind: Labels,
-) -> Result<Tabular, DataError> {
-    let mut x = Vec::new();
-    let mut labels = Vec::new();
-    let mut width: Option<usize> = None;
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(sep).map(str::trim).collect();
-        let parsed: Result<Vec<f64>, _> = fields.iter().map(|f| f.parse::<f64>()).collect();
-        let first_row = width.is_none() && labels.is_empty();
-        // A pandas column-index header (0,1,2,...,k) is numeric but still a header.
-        let index_header =
-            fields.len() > 2 && fields.iter().enumerate().all(|(k, f)| *f == k.to_string());
-        let values = match parsed {
-            Ok(_) if first_row && index_header => continue,
-            Ok(v) => v,
-            Err(_) if first_row => continue, // a header row
-            Err(_) => {
-                let bad = fields
-                    .iter()
-                    .find(|f| f.parse::<f64>().is_err())
-                    .unwrap_or(&"");
-                return Err(DataError::parse(
-                    path,
-                    lineno + 1,
-                    format!("field '{bad}' is not a number"),
-                ));
-            }
-        };
-        if values.len() < 2 {
-            return Err(DataError::parse(
-                path,
-                lineno + 1,
-                "a row needs a label and at least one feature",
-            ));
-        }
-        match width {
-            None => width = Some(values.len()),
-            Some(w) if w != values.len() => {
-                return Err(DataError::parse(
-                    path,
-                    lineno + 1,
-                    format!("{} columns where earlier rows have {w}", values.len()),
-                ));
-            }
-            Some(_) => {}
-        }
-        let (lab, feats) = match label {
-            LabelColumn::First => (values[0], &values[1..]),
-            LabelColumn::Last => (values[values.len() - 1], &values[..values.len() - 1]),
-        };
-        labels.push(lab);
-        x.extend_from_slice(feats);
-    }
-    let d = width.map_or(0, |w| w - 1);
-    kind.table(path.display().to_string(), d, x, labels, path)
 }
 
 #[cfg(test)]
@@ -327,5 +220,79 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(missing.contains("nope.csv"), "{missing}");
+    }
+
+    #[test]
+    fn a_third_label_value_names_its_line() {
+        let e = parse_delimited_at(
+            "1,2,0\n3,4,1\n5,6,1\n7,8,2\n",
+            Path::new("f.csv"),
+            ',',
+            LabelColumn::Last,
+            Labels::Binary,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 4") && e.contains("more than two label values (0, 1, 2)"),
+            "{e}"
+        );
+        let e = parse_libsvm(
+            "0 1:1\n1 1:2\n\n2 1:3\n",
+            Path::new("f.svm"),
+            None,
+            Labels::Binary,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 4") && e.contains("more than two label values"),
+            "{e}"
+        );
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rankrisk-read-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn read_table_says_which_format_it_assumed_and_why() {
+        let dir = scratch("table");
+        let svm = dir.join("data.txt");
+        std::fs::write(&svm, "# comment\n+1\n-1 2:1\n+1 1:0.5 3:1\n").unwrap();
+        let (t, choice) = read_table(&svm, None, None, LabelColumn::Last, Labels::Binary).unwrap();
+        assert_eq!((t.n(), t.d, t.name.as_str()), (3, 3, "data"));
+        assert_eq!(choice.format, TableFormat::Libsvm);
+        // Forced to CSV, it does not parse, and the error says how it was read.
+        let err = read_table(
+            &svm,
+            Some(TableFormat::Csv),
+            None,
+            LabelColumn::Last,
+            Labels::Binary,
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, DataError::Format { .. }), "{msg}");
+        assert!(
+            msg.contains("data.txt, line 2") && msg.contains("[read as CSV, as given]"),
+            "{msg}"
+        );
+        let csv = dir.join("t.csv");
+        std::fs::write(&csv, "+1 1:0.5\n").unwrap();
+        let msg = read_table(&csv, None, None, LabelColumn::Last, Labels::Binary)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("[read as CSV: the file name ends in .csv]"),
+            "{msg}"
+        );
+        // Not UTF-8: the file and the line, no Rust debug structure.
+        std::fs::write(&csv, b"1,2,0\n3,\xe9,1\n").unwrap();
+        let msg = read_csv(&csv, LabelColumn::Last).unwrap_err().to_string();
+        assert!(msg.contains("t.csv, line 2: not UTF-8 text"), "{msg}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

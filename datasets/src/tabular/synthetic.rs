@@ -9,6 +9,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::error::DataError;
+use crate::memory::check_dense;
 use crate::tabular::Tabular;
 
 /// Settings of [`make_classification`].
@@ -106,11 +107,14 @@ fn normal(rng: &mut StdRng) -> f64 {
 ///
 /// # Errors
 /// [`DataError::Invalid`] when the counts do not fit (`informative + redundant > d`,
-/// `2 * clusters_per_class > 2^informative`, `n < 2`, `flip_y` outside [0, 1]).
+/// `2 * clusters_per_class > 2^informative`, `n < 2`, `flip_y` outside [0, 1], `class_sep` not
+/// finite); [`DataError::TooLarge`] when the table (`n x d`, with 4 values per row of
+/// bookkeeping) or the clusters' covariance factors do not fit in memory.
 pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> {
     let name = "synthetic";
     let k = cfg.informative;
-    if cfg.n < 2 || cfg.d == 0 || k == 0 || k + cfg.redundant > cfg.d {
+    let used = k.checked_add(cfg.redundant);
+    if cfg.n < 2 || cfg.d == 0 || k == 0 || used.is_none_or(|u| u > cfg.d) {
         return Err(DataError::invalid(
             name,
             format!(
@@ -119,11 +123,14 @@ pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> 
             ),
         ));
     }
-    let clusters = 2 * cfg.clusters_per_class;
+    let clusters = cfg.clusters_per_class.saturating_mul(2);
     if cfg.clusters_per_class == 0 || (k < 63 && clusters > 1usize << k) {
         return Err(DataError::invalid(
             name,
-            format!("{clusters} clusters need more than {k} informative features"),
+            format!(
+                "{} clusters per class need more than {k} informative features",
+                cfg.clusters_per_class
+            ),
         ));
     }
     if !(0.0..=1.0).contains(&cfg.flip_y) {
@@ -132,12 +139,42 @@ pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> 
             format!("flip_y must be in [0, 1], got {}", cfg.flip_y),
         ));
     }
+    if !cfg.class_sep.is_finite() {
+        return Err(DataError::invalid(
+            name,
+            format!("class_sep must be finite, got {}", cfg.class_sep),
+        ));
+    }
+    // Every size taken from the settings is checked before anything is allocated: the table
+    // (n x d features, and per row a label, a shuffle position and a flag), the clusters'
+    // k x k covariance factors, the redundant features' mixing matrix.
+    let cols = cfg.d.saturating_add(4);
+    check_dense(
+        cfg.n,
+        cols,
+        8,
+        "synthetic set (n x (d + 4): features and 4 values per row)",
+    )?;
+    let kk = k.saturating_mul(k);
+    check_dense(
+        clusters,
+        kk,
+        8,
+        "synthetic set (clusters x informative^2 covariance factors)",
+    )?;
+    check_dense(
+        k,
+        cfg.redundant,
+        8,
+        "synthetic set (informative x redundant mixing)",
+    )?;
     let mut rng = StdRng::seed_from_u64(cfg.seed);
     // Distinct hypercube vertices as cluster centres, each with a random covariance factor.
     let mut vertices: Vec<u64> = Vec::with_capacity(clusters);
+    let mut seen = std::collections::HashSet::with_capacity(clusters);
     while vertices.len() < clusters {
         let v: u64 = rng.random::<u64>() & if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
-        if !vertices.contains(&v) {
+        if seen.insert(v) {
             vertices.push(v);
         }
     }
@@ -156,11 +193,7 @@ pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> 
         })
         .collect();
     let factors: Vec<Vec<f64>> = (0..clusters)
-        .map(|_| {
-            (0..k * k)
-                .map(|_| 2.0 * rng.random::<f64>() - 1.0)
-                .collect()
-        })
+        .map(|_| (0..kk).map(|_| 2.0 * rng.random::<f64>() - 1.0).collect())
         .collect();
     let mixing: Vec<f64> = (0..k * cfg.redundant)
         .map(|_| 2.0 * rng.random::<f64>() - 1.0)
@@ -192,10 +225,34 @@ pub fn make_classification(cfg: &SyntheticConfig) -> Result<Tabular, DataError> 
     }
     let mut order: Vec<usize> = (0..cfg.n).collect();
     order.shuffle(&mut rng);
-    let t = Tabular::new(name, cfg.d, x, y, None)?;
-    let mut shuffled = t.subset(&order);
-    shuffled.ids = (0..cfg.n).collect();
-    Ok(shuffled)
+    // Row i of the set is generated row order[i], permuted in place (no second copy).
+    permute_rows(&mut x, cfg.d, &order);
+    let y = order.iter().map(|&i| y[i]).collect();
+    Tabular::new(name, cfg.d, x, y, None)
+}
+
+/// Rearrange the rows of `x` (rows of `d` values) so that row `i` becomes the old row
+/// `order[i]`; `order` is a permutation. One row of scratch space.
+fn permute_rows(x: &mut [f64], d: usize, order: &[usize]) {
+    let mut done = vec![false; order.len()];
+    let mut saved = vec![0.0; d];
+    for start in 0..order.len() {
+        if done[start] {
+            continue;
+        }
+        saved.copy_from_slice(&x[start * d..(start + 1) * d]);
+        let mut i = start;
+        loop {
+            done[i] = true;
+            let from = order[i];
+            if from == start {
+                x[i * d..(i + 1) * d].copy_from_slice(&saved);
+                break;
+            }
+            x.copy_within(from * d..(from + 1) * d, i * d);
+            i = from;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -264,5 +321,52 @@ mod tests {
             .is_err()
         );
         assert!(make_classification(&SyntheticConfig::new(1, 5, 0)).is_err());
+        assert!(
+            make_classification(&SyntheticConfig {
+                redundant: usize::MAX,
+                ..SyntheticConfig::new(10, 5, 0)
+            })
+            .is_err()
+        );
+        assert!(
+            make_classification(&SyntheticConfig {
+                clusters_per_class: usize::MAX,
+                ..SyntheticConfig::new(10, 5, 0)
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn huge_sizes_are_errors_naming_the_size() {
+        let msg = make_classification(&parse_spec("synthetic:n=1000000000000,d=10").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("synthetic set") && msg.contains("1000000000000 rows x 14 columns"),
+            "{msg}"
+        );
+        let msg =
+            make_classification(&parse_spec("synthetic:n=10,d=18446744073709551615").unwrap())
+                .unwrap_err()
+                .to_string();
+        assert!(msg.contains("synthetic set"), "{msg}");
+        // Wide informative subspaces: the covariance factors are checked too.
+        let msg = make_classification(
+            &parse_spec("synthetic:n=10,d=10000000,informative=10000000,redundant=0").unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("covariance factors"), "{msg}");
+    }
+
+    #[test]
+    fn rows_are_permuted_in_place() {
+        let mut x: Vec<f64> = (0..12).map(f64::from).collect();
+        permute_rows(&mut x, 2, &[3, 0, 5, 1, 4, 2]);
+        assert_eq!(
+            x,
+            vec![6.0, 7.0, 0.0, 1.0, 10.0, 11.0, 2.0, 3.0, 8.0, 9.0, 4.0, 5.0]
+        );
     }
 }
