@@ -9,6 +9,13 @@
 //! so a boundary negative counts fractionally, and the sum is normalized by
 //! `N+ (N- beta - N- alpha)`. With integer `m, n` this is exactly eq. (2). Tied negatives share
 //! one score, so which of them falls in the range does not change the value.
+//!
+//! # Cost and rounding
+//! Every metric here sorts each class once and counts by merging or binary search,
+//! `O((N+ + N-) log(N+ + N-))`; no pair of samples is visited. Pairs are counted exactly (as
+//! integers of half-pairs), the few fractional boundary weights are multiplied in floating
+//! point, and each partial AUC is clamped to `[0, 1]`, which in exact arithmetic it never
+//! leaves, against the rounding of its normalization.
 
 use std::cmp::Ordering;
 
@@ -58,6 +65,14 @@ pub enum MetricError {
     /// A bootstrap with fewer than 2 resamples.
     #[error("a bootstrap needs at least 2 resamples, got {0}")]
     TooFewResamples(usize),
+    /// A buffer could not be allocated (the input or the number of resamples is too large).
+    #[error("not enough memory for {count} {what}")]
+    OutOfMemory {
+        /// What the buffer holds.
+        what: &'static str,
+        /// How many of them.
+        count: usize,
+    },
 }
 
 /// Scores split by class (labels > 0 are positive), checked: equal lengths, finite scores,
@@ -151,39 +166,141 @@ impl RankRange {
     }
 }
 
-/// For each negative score sorted descending, the credit `#{pos > s} + #{pos = s} / 2` from the
-/// positives, computed by one merge over the sorted positives.
-fn credits_desc(pos: &mut [f64], neg: &mut [f64]) -> Vec<f64> {
-    pos.sort_by(descending);
-    neg.sort_by(descending);
-    let mut out = Vec::with_capacity(neg.len());
-    let (mut above, mut equal_end) = (0usize, 0usize);
-    for &s in neg.iter() {
-        while above < pos.len() && pos[above] > s {
-            above += 1;
+/// The credit sum `sum_j weight(j) credit(j)` of eq. (2), fed one group of tied scores at a
+/// time in [`descending`] order of score: the negatives of a group hold consecutive descending
+/// ranks and share the credit `#{pos > s} + #{pos = s} / 2` of their score `s` (ties 1/2).
+///
+/// Sorting once and merging makes eq. (2) `O((N+ + N-) log)`; the stratified bootstrap
+/// (`super::bootstrap`) feeds the groups of a resample by their counts, `O(N+ + N-)` per
+/// resample. The sum is exact but for the at most two boundary ranks of fractional weight: a
+/// rank strictly inside `[lo, hi]` has weight 1 and a half-integer credit, so those are summed
+/// as integers (twice the credit); only `floor(lo)` and `floor(hi)`, when `lo` or `hi` is not
+/// an integer, are multiplied by their weight in floating point.
+#[derive(Debug, Clone)]
+pub(crate) struct CreditSum {
+    range: RankRange,
+    /// The ranks of weight 1: `[ceil(lo), floor(hi))`.
+    inner: (u64, u64),
+    /// The ranks of fractional weight, `u64::MAX` for none: `floor(lo)` when `lo` is not an
+    /// integer, `floor(hi)` when `hi` is not (and it is another rank).
+    edges: [u64; 2],
+    /// `ceil(hi)`: no rank from here on has weight.
+    end: u64,
+    /// Positives in the groups pushed so far (all scored above the next group).
+    pos_above: u64,
+    /// Negatives in the groups pushed so far: the first descending rank of the next group.
+    neg_above: u64,
+    /// Twice the credit summed over the inner ranks.
+    inner_twice: u128,
+    /// `weight(j) credit(j)` of each edge rank.
+    edge_credit: [f64; 2],
+}
+
+impl CreditSum {
+    /// An empty sum over the ranks of `range`.
+    pub(crate) fn new(range: RankRange) -> Self {
+        let (lo, hi) = (range.lo, range.hi);
+        let first = if lo.ceil() > lo {
+            lo.floor() as u64
+        } else {
+            u64::MAX
+        };
+        let second = if hi.floor() < hi && hi.floor() as u64 != first {
+            hi.floor() as u64
+        } else {
+            u64::MAX
+        };
+        CreditSum {
+            range,
+            inner: (lo.ceil() as u64, hi.floor() as u64),
+            edges: [first, second],
+            end: hi.ceil() as u64,
+            pos_above: 0,
+            neg_above: 0,
+            inner_twice: 0,
+            edge_credit: [0.0; 2],
         }
-        equal_end = equal_end.max(above);
-        while equal_end < pos.len() && pos[equal_end] == s {
-            equal_end += 1;
-        }
-        out.push(above as f64 + 0.5 * (equal_end - above) as f64);
     }
-    out
+
+    /// Add the next group, `pos` positives and `neg` negatives of one score (scored below every
+    /// group pushed before). False once no later group can carry weight.
+    #[inline]
+    pub(crate) fn push(&mut self, pos: u64, neg: u64) -> bool {
+        if neg > 0 {
+            let (start, stop) = (self.neg_above, self.neg_above + neg);
+            let twice = 2 * self.pos_above + pos;
+            let (a, b) = (start.max(self.inner.0), stop.min(self.inner.1));
+            if b > a {
+                self.inner_twice += u128::from(twice) * u128::from(b - a);
+            }
+            for (k, &j) in self.edges.iter().enumerate() {
+                if start <= j && j < stop {
+                    self.edge_credit[k] = self.range.weight(j as usize) * (0.5 * twice as f64);
+                }
+            }
+            self.neg_above = stop;
+        }
+        self.pos_above += pos;
+        self.neg_above < self.end
+    }
+
+    /// `sum_j weight(j) credit(j)` over the groups pushed.
+    pub(crate) fn total(&self) -> f64 {
+        0.5 * self.inner_twice as f64 + self.edge_credit[0] + self.edge_credit[1]
+    }
+}
+
+/// [`CreditSum`] over `pos` and `neg`, both sorted by [`descending`], by one merge.
+fn credit_sum(pos: &[f64], neg: &[f64], range: RankRange) -> f64 {
+    let mut sum = CreditSum::new(range);
+    let (mut i, mut j) = (0, 0);
+    while j < neg.len() {
+        let s = if i < pos.len() && descending(&pos[i], &neg[j]).is_lt() {
+            pos[i]
+        } else {
+            neg[j]
+        };
+        let (i0, j0) = (i, j);
+        while i < pos.len() && ascending(&pos[i], &s).is_eq() {
+            i += 1;
+        }
+        while j < neg.len() && ascending(&neg[j], &s).is_eq() {
+            j += 1;
+        }
+        if !sum.push((i - i0) as u64, (j - j0) as u64) {
+            break;
+        }
+    }
+    sum.total()
+}
+
+/// Eq. (2)'s normalization `total / (N+ (hi - lo))`, clamped to `[0, 1]`.
+///
+/// In exact arithmetic `0 <= total <= N+ (hi - lo)`: every credit is at most `N+` and the
+/// weights sum to `hi - lo`. In floating point `lo = alpha N-`, `hi = beta N-`, the boundary
+/// weights and the product `N+ (hi - lo)` are rounded, and a perfect ranking came out above 1
+/// (a run summary printed `val_pauc = 1.0000000000000002`): with `N+ = 3`, `N- = 9` and FPR
+/// `[0.05, 0.5]` the weights are 0.55, 1, 1, 1 and 0.5, the credit sum of a perfect ranking is
+/// `3 (0.55 + 3 + 0.5) = 12.15` while `3 * (4.5 - 0.45)` rounds to 12.149999999999999. The clamp
+/// removes such an excess of a few ulps and nothing else.
+pub(crate) fn normalized(total: f64, positives: usize, range: RankRange) -> f64 {
+    (total / (positives as f64 * (range.hi - range.lo))).clamp(0.0, 1.0)
 }
 
 /// AUC of eq. (1) with ties counted 1/2: the fraction of (positive, negative) pairs ranked
-/// correctly. `O((N+ + N-) log)`.
+/// correctly. One sort per class and a merge, `O((N+ + N-) log)`; the count is exact (an
+/// integer of half-pairs), so the AUC is never above 1.
 ///
 /// # Errors
 /// [`MetricError`] for mismatched lengths, NaN/infinite scores or a missing class.
 pub fn auc(scores: &[f64], labels: &[f64]) -> Result<f64, MetricError> {
-    let (mut pos, mut neg) = split_checked(scores, labels)?;
-    let (np, nn) = (pos.len() as f64, neg.len() as f64);
-    Ok(credits_desc(&mut pos, &mut neg).iter().sum::<f64>() / (np * nn))
+    pauc(scores, labels, 0.0, 1.0)
 }
 
 /// Normalized partial AUC with FPR in `[alpha, beta]` (eq. 2, ties 1/2, the fractional rule of
-/// the module docs). `alpha = 0, beta = 1` gives the AUC.
+/// the module docs). `alpha = 0, beta = 1` gives the AUC. One sort per class and a merge,
+/// `O((N+ + N-) log)`; the sum of credits is exact but for the two boundary ranks, and the
+/// value is clamped to `[0, 1]` against the rounding of `N+ (beta - alpha) N-`.
 ///
 /// # Errors
 /// As [`auc`], plus [`MetricError::BadRange`] unless `0 <= alpha < beta <= 1`.
@@ -191,9 +308,9 @@ pub fn pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> Result<f64
     check_range(alpha, beta)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let range = RankRange::from_fpr(alpha, beta, neg.len())?;
-    let credits = credits_desc(&mut pos, &mut neg);
-    let total: f64 = range.ranks().map(|j| range.weight(j) * credits[j]).sum();
-    Ok(total / (pos.len() as f64 * (range.hi - range.lo)))
+    pos.sort_unstable_by(descending);
+    neg.sort_unstable_by(descending);
+    Ok(normalized(credit_sum(&pos, &neg, range), pos.len(), range))
 }
 
 /// One point of the ROC curve.
@@ -250,7 +367,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
 /// `beta - alpha`. Ties give diagonal segments (1/2 per tied pair), so this equals [`pauc`]
 /// except when `alpha` or `beta` falls inside a run of tied scores that holds both classes:
 /// there the ROC interpolates linearly inside the run while eq. (2) gives every tied negative
-/// the same credit.
+/// the same credit. One sort, `O((N+ + N-) log)`; clamped to `[0, 1]` against rounding.
 ///
 /// # Errors
 /// As [`pauc`].
@@ -272,13 +389,24 @@ pub fn pauc_roc_area(
         let at = |x: f64| a.tpr + (b.tpr - a.tpr) * (x - a.fpr) / (b.fpr - a.fpr);
         area += 0.5 * (at(x0) + at(x1)) * (x1 - x0);
     }
-    Ok(area / (beta - alpha))
+    // The trapezoids lie under TPR 1 on `[alpha, beta]`, so the exact area is at most
+    // `beta - alpha`; the interpolated TPRs and the sum are rounded, and a perfect ranking can
+    // come out a few ulps above 1. The clamp removes that and nothing else.
+    Ok((area / (beta - alpha)).clamp(0.0, 1.0))
 }
 
 /// Two-way partial AUC (Yang et al. 2019): the area of the ROC region with `TPR >= tpr_min` and
 /// `FPR <= fpr_max`, normalized by `(1 - tpr_min) fpr_max`; empirically the pairs between the
 /// lowest-scored `(1 - tpr_min) N+` positives and the highest-scored `fpr_max N-` negatives
-/// (fractional boundary weights as in [`pauc`]).
+/// (fractional boundary weights as in [`pauc`], ties 1/2).
+///
+/// `O((N+ + N-) log)`: one sort per class and, for each kept positive, two binary searches
+/// among the negatives. With the negatives in descending order, `j < a` scored above the
+/// positive, `a <= j < b` tied, the rest below, and the weights of the first `m` negatives
+/// summing to `min(m, fpr_max N-)`, the positive's weighted credit is
+/// `k - min(a, k) / 2 - min(b, k) / 2` with `k = fpr_max N-`. The sum over positives of weight 1
+/// is exact (integers and one multiple of `k`'s fraction); the value is clamped to `[0, 1]`
+/// against the rounding of the rest.
 ///
 /// # Errors
 /// As [`auc`], plus [`MetricError::BadRange`] unless `0 <= tpr_min < 1` and `0 < fpr_max <= 1`.
@@ -292,152 +420,35 @@ pub fn two_way_pauc(
     check_range(tpr_min, 1.0)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
-    pos.sort_by(ascending); // ascending: lowest-scored positives first
-    neg.sort_by(descending); // descending: highest-scored negatives first
+    pos.sort_unstable_by(ascending); // lowest-scored positives first
+    neg.sort_unstable_by(descending); // highest-scored negatives first
     let (kp, kn) = ((1.0 - tpr_min) * np, fpr_max * nn);
-    let weight = |j: usize, k: f64| (k.min((j + 1) as f64) - j as f64).clamp(0.0, 1.0);
-    let mut total = 0.0;
-    for (i, &sp) in pos.iter().enumerate() {
-        let wp = weight(i, kp);
-        if wp == 0.0 {
-            break;
-        }
-        for (j, &sn) in neg.iter().enumerate() {
-            let wn = weight(j, kn);
-            if wn == 0.0 {
-                break;
-            }
-            let credit = match ascending(&sp, &sn) {
-                Ordering::Greater => 1.0,
-                Ordering::Equal => 0.5,
-                Ordering::Less => 0.0,
-            };
-            total += wp * wn * credit;
-        }
+    // The negatives' weights: 1 for the first `whole` ones, `frac` for the next (exact: `kn`
+    // minus its integer part).
+    let whole = kn.floor() as u64;
+    let frac = kn - kn.floor();
+    // Twice a positive's weighted credit, `2 k - min(a, k) - min(b, k)`, as an integer part and
+    // a multiple of `frac`.
+    let twice = |sp: f64| -> (u64, u64) {
+        let a = neg.partition_point(|sn| ascending(sn, &sp).is_gt()) as u64;
+        let b = neg.partition_point(|sn| ascending(sn, &sp).is_ge()) as u64;
+        (
+            2 * whole - a.min(whole) - b.min(whole),
+            2 - u64::from(a > whole) - u64::from(b > whole),
+        )
+    };
+    let full = kp.floor() as usize; // positives of weight 1
+    let (mut ints, mut fracs) = (0u128, 0u128);
+    for &sp in &pos[..full.min(pos.len())] {
+        let (i, f) = twice(sp);
+        ints += u128::from(i);
+        fracs += u128::from(f);
     }
-    Ok(total / (kp * kn))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
-
-    /// Brute force over pairs: negatives sorted descending with ties broken by index, each
-    /// weighted by its overlap with [alpha N-, beta N-].
-    fn brute_pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> f64 {
-        let pos: Vec<f64> = scores
-            .iter()
-            .zip(labels)
-            .filter(|p| *p.1 > 0.0)
-            .map(|p| *p.0)
-            .collect();
-        let mut neg: Vec<f64> = scores
-            .iter()
-            .zip(labels)
-            .filter(|p| *p.1 <= 0.0)
-            .map(|p| *p.0)
-            .collect();
-        neg.sort_by(|a, b| b.partial_cmp(a).unwrap());
-        let nn = neg.len() as f64;
-        let mut total = 0.0;
-        for (j, &sn) in neg.iter().enumerate() {
-            let w = ((beta * nn).min(j as f64 + 1.0) - (alpha * nn).max(j as f64)).max(0.0);
-            for &sp in &pos {
-                total += w * if sp > sn {
-                    1.0
-                } else if sp == sn {
-                    0.5
-                } else {
-                    0.0
-                };
-            }
-        }
-        total / (pos.len() as f64 * (beta - alpha) * nn)
+    let mut total = 0.5 * (ints as f64 + frac * fracs as f64);
+    let edge = kp - kp.floor(); // the weight of the next positive
+    if edge > 0.0 && full < pos.len() {
+        let (i, f) = twice(pos[full]);
+        total += edge * (0.5 * (i as f64 + frac * f as f64));
     }
-
-    #[test]
-    fn matches_brute_force_pair_counting_with_ties() {
-        let mut rng = StdRng::seed_from_u64(11);
-        for _ in 0..400 {
-            let n = rng.random_range(2..80);
-            let mut labels: Vec<f64> = (0..n)
-                .map(|_| if rng.random::<f64>() < 0.3 { 1.0 } else { -1.0 })
-                .collect();
-            labels[0] = 1.0;
-            labels[1] = -1.0;
-            // few distinct values: many ties
-            let scores: Vec<f64> = (0..n)
-                .map(|_| f64::from(rng.random_range(0..6)) * 0.5)
-                .collect();
-            let alpha = rng.random_range(0.0..0.6);
-            let beta = rng.random_range(alpha + 0.05..1.0f64).min(1.0);
-            let a = pauc(&scores, &labels, alpha, beta).unwrap();
-            let b = brute_pauc(&scores, &labels, alpha, beta);
-            assert!((a - b).abs() < 1e-12, "{a} vs brute {b}");
-            // Without ties the ROC area is the same number.
-            let distinct: Vec<f64> = (0..n).map(|_| rng.random::<f64>()).collect();
-            let a = pauc(&distinct, &labels, alpha, beta).unwrap();
-            let c = pauc_roc_area(&distinct, &labels, alpha, beta).unwrap();
-            assert!((a - c).abs() < 1e-12, "{a} vs roc area {c}");
-            // With ties, equal when the range does not cut a tie run: the full range.
-            let c_full = pauc_roc_area(&scores, &labels, 0.0, 1.0).unwrap();
-            assert!((c_full - auc(&scores, &labels).unwrap()).abs() < 1e-12);
-            let full = auc(&scores, &labels).unwrap();
-            assert!((pauc(&scores, &labels, 0.0, 1.0).unwrap() - full).abs() < 1e-12);
-            assert!((brute_pauc(&scores, &labels, 0.0, 1.0) - full).abs() < 1e-12);
-        }
-    }
-
-    #[test]
-    fn hand_made_cases() {
-        // perfect ranking
-        let y = [1.0, 1.0, -1.0, -1.0, -1.0, -1.0];
-        let s = [0.9, 0.8, 0.3, 0.2, 0.1, 0.0];
-        assert_eq!(auc(&s, &y).unwrap(), 1.0);
-        assert_eq!(pauc(&s, &y, 0.25, 0.5).unwrap(), 1.0);
-        // all scores equal: every pair is a tie
-        let flat = [0.5; 6];
-        assert_eq!(auc(&flat, &y).unwrap(), 0.5);
-        assert_eq!(pauc(&flat, &y, 0.05, 0.5).unwrap(), 0.5);
-        // N- = 4, FPR [0.25, 0.5]: only the 2nd largest negative (0.2) counts;
-        // positives 0.9 and 0.15 -> credits 1 + 0 -> 0.5
-        let s2 = [0.9, 0.15, 0.3, 0.2, 0.1, 0.0];
-        assert_eq!(pauc(&s2, &y, 0.25, 0.5).unwrap(), 0.5);
-        // fractional: [0.125, 0.375] covers half of negative 1 (0.3) and half of negative 2 (0.2)
-        // positives: 0.9 beats both; 0.15 beats neither -> (0.5 + 0.5) * 1 / (2 * 1) = 0.5
-        assert_eq!(pauc(&s2, &y, 0.125, 0.375).unwrap(), 0.5);
-        assert_eq!(two_way_pauc(&s, &y, 0.0, 1.0).unwrap(), 1.0);
-        assert_eq!(two_way_pauc(&flat, &y, 0.5, 0.5).unwrap(), 0.5);
-        let roc = roc_curve(&s, &y).unwrap();
-        assert_eq!(roc.first().map(|p| (p.fpr, p.tpr)), Some((0.0, 0.0)));
-        assert_eq!(roc.last().map(|p| (p.fpr, p.tpr)), Some((1.0, 1.0)));
-    }
-
-    #[test]
-    fn bad_input_is_an_error() {
-        let y = [1.0, -1.0];
-        assert!(matches!(
-            auc(&[0.1, f64::NAN], &y),
-            Err(MetricError::NonFinite { index: 1, .. })
-        ));
-        assert!(matches!(
-            auc(&[0.1, 0.2], &[1.0, 1.0]),
-            Err(MetricError::OneClass { .. })
-        ));
-        assert!(matches!(
-            auc(&[0.1], &y),
-            Err(MetricError::LengthMismatch { .. })
-        ));
-        assert!(matches!(
-            pauc(&[0.1, 0.2], &y, 0.5, 0.5),
-            Err(MetricError::BadRange { .. })
-        ));
-        assert!(matches!(
-            pauc(&[0.1, 0.2], &y, 0.6, 0.5),
-            Err(MetricError::BadRange { .. })
-        ));
-        assert!(pauc(&[0.1, 0.2], &y, -0.1, 0.5).is_err());
-    }
+    Ok((total / (kp * kn)).clamp(0.0, 1.0))
 }

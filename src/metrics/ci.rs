@@ -13,7 +13,11 @@
 //!   `D = (t1 - t2) / sd(t1_b - t2_b)` (pROC's `roc.test`, `method = "bootstrap"`).
 //!
 //! Any statistic of the scores works with the bootstrap (our pAUC over `[alpha, beta]`, the
-//! McClish pAUC, the two-way pAUC).
+//! McClish pAUC, the two-way pAUC): [`bootstrap_interval`] and [`bootstrap_compare`] copy each
+//! resample and call the statistic on it, `O(B n log n)` for `B` resamples of `n` scores. Our
+//! pAUC has a path that sorts once and draws the same resamples as counts,
+//! [`super::bootstrap`], `O(n log n + B n)`, which `rankrisk metrics` uses; both paths end in
+//! [`interval_of_replicates`] and [`compare_replicates`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -94,7 +98,7 @@ pub fn normal_quantile(p: f64) -> Result<f64, MetricError> {
     Ok(0.5 * (lo + hi))
 }
 
-fn z_of_level(level: f64) -> Result<f64, MetricError> {
+pub(crate) fn z_of_level(level: f64) -> Result<f64, MetricError> {
     if !(level > 0.0 && level < 1.0) {
         return Err(MetricError::BadLevel(level));
     }
@@ -240,16 +244,32 @@ impl Default for Bootstrap {
 }
 
 /// The indices of one stratified resample: as many positives and negatives as the data has,
-/// each drawn with replacement from its own class.
+/// each drawn with replacement from its own class (positives first, each draw
+/// `rng.random_range(0..class size)`; [`super::bootstrap`] draws the same).
 fn resample(rng: &mut StdRng, pos: &[usize], neg: &[usize], out: &mut Vec<usize>) {
     out.clear();
     out.extend((0..pos.len()).map(|_| pos[rng.random_range(0..pos.len())]));
     out.extend((0..neg.len()).map(|_| neg[rng.random_range(0..neg.len())]));
 }
 
+/// An empty vector with room for `capacity` values, or [`MetricError::OutOfMemory`] naming
+/// `what` instead of aborting the process when that cannot be allocated.
+pub(crate) fn try_with_capacity<T>(
+    capacity: usize,
+    what: &'static str,
+) -> Result<Vec<T>, MetricError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(capacity)
+        .map_err(|_| MetricError::OutOfMemory {
+            what,
+            count: capacity,
+        })?;
+    Ok(v)
+}
+
 /// The statistic of each stratified resample, for every score column at once (so that paired
 /// comparisons see the same resamples).
-fn resampled<F>(
+pub(crate) fn resampled<F>(
     columns: &[&[f64]],
     labels: &[f64],
     boot: &Bootstrap,
@@ -271,7 +291,10 @@ where
     let y: Vec<f64> = std::iter::repeat_n(1.0, pos.len())
         .chain(std::iter::repeat_n(-1.0, neg.len()))
         .collect();
-    let mut out = vec![Vec::with_capacity(boot.resamples); columns.len()];
+    let mut out = Vec::with_capacity(columns.len());
+    for _ in columns {
+        out.push(try_with_capacity(boot.resamples, "bootstrap replicates")?);
+    }
     let mut s = vec![0.0; labels.len()];
     for _ in 0..boot.resamples {
         resample(&mut rng, &pos, &neg, &mut idx);
@@ -285,7 +308,42 @@ where
     Ok(out)
 }
 
+/// The interval of a stratified bootstrap from its replicates (the statistic on each
+/// resample): R's type-7 quantiles at `(1 - level) / 2` and `(1 + level) / 2`, as pROC's
+/// `ci(..., method = "bootstrap")`.
+///
+/// # Errors
+/// [`MetricError::BadLevel`] unless `0 < level < 1`, [`MetricError::TooFewResamples`] for
+/// fewer than 2 replicates.
+pub fn interval_of_replicates(
+    estimate: f64,
+    mut replicates: Vec<f64>,
+    level: f64,
+) -> Result<Interval, MetricError> {
+    z_of_level(level)?;
+    if replicates.len() < 2 {
+        return Err(MetricError::TooFewResamples(replicates.len()));
+    }
+    replicates.sort_by(ascending);
+    let tail = (1.0 - level) / 2.0;
+    Ok(Interval {
+        estimate,
+        lower: quantile_type7(&replicates, tail),
+        upper: quantile_type7(&replicates, 1.0 - tail),
+        level,
+    })
+}
+
+/// The paired bootstrap test from the two scorers' replicates on the same resamples:
+/// `difference / sd(first_b - second_b)` (pROC's `roc.test`, `method = "bootstrap"`).
+pub fn compare_replicates(difference: f64, first: &[f64], second: &[f64]) -> PairedTest {
+    let diffs: Vec<f64> = first.iter().zip(second).map(|(x, y)| x - y).collect();
+    PairedTest::from_difference(difference, covariance(&diffs, &diffs).sqrt())
+}
+
 /// A stratified-bootstrap interval of `stat` (e.g. the pAUC over an FPR range) of `scores`.
+/// Each resample is copied and handed to `stat`; for our pAUC,
+/// [`super::bootstrap::bootstrap_pauc_interval`] gives the same interval without the copies.
 ///
 /// # Errors
 /// As `stat`, [`MetricError::TooFewResamples`] for fewer than 2 resamples,
@@ -301,15 +359,8 @@ where
 {
     z_of_level(boot.level)?;
     let estimate = stat(scores, labels)?;
-    let mut b = resampled(&[scores], labels, boot, &stat)?.remove(0);
-    b.sort_by(ascending);
-    let tail = (1.0 - boot.level) / 2.0;
-    Ok(Interval {
-        estimate,
-        lower: quantile_type7(&b, tail),
-        upper: quantile_type7(&b, 1.0 - tail),
-        level: boot.level,
-    })
+    let b = resampled(&[scores], labels, boot, &stat)?.remove(0);
+    interval_of_replicates(estimate, b, boot.level)
 }
 
 /// The paired stratified-bootstrap test of `stat` between two scorers of the same samples.
@@ -328,7 +379,5 @@ where
 {
     let difference = stat(first, labels)? - stat(second, labels)?;
     let b = resampled(&[first, second], labels, boot, &stat)?;
-    let diffs: Vec<f64> = b[0].iter().zip(&b[1]).map(|(x, y)| x - y).collect();
-    let std_error = covariance(&diffs, &diffs).sqrt();
-    Ok(PairedTest::from_difference(difference, std_error))
+    Ok(compare_replicates(difference, &b[0], &b[1]))
 }

@@ -9,17 +9,22 @@
 //! Our own pAUC over `[alpha, beta]` (eq. 2 of the pAUC paper, [`super::auc::pauc`]) is
 //! normalized to `[0, 1]` by `beta - alpha` and counts boundary negatives fractionally; the
 //! two-way form with fractional boundaries is [`super::auc::two_way_pauc`].
+//!
+//! Both sort once, `O((N+ + N-) log(N+ + N-))`, and count pairs by binary search; both values
+//! lie in `[0, 1]` (the McClish value is clamped against the rounding of its area, the two-way
+//! value is an exact count over an exact count).
 
-use std::cmp::Ordering;
-
-use super::auc::{MetricError, auc, pauc_roc_area};
+use super::auc::{MetricError, auc, pauc_roc_area, split_checked};
 use crate::order::{ascending, descending};
 
 /// The McClish-standardized partial AUC over FPR `[0, beta]`:
 /// `1/2 (1 + (A - beta^2 / 2) / (beta - beta^2 / 2))` with `A` the area under the ROC curve
 /// (linear between its points, ties as diagonal segments) up to FPR `beta`. It is 1/2 for a
 /// random scorer and 1 for a perfect one; at `beta = 1` it is the AUC. Equal to
-/// scikit-learn's `roc_auc_score(y, s, max_fpr=beta)`.
+/// scikit-learn's `roc_auc_score(y, s, max_fpr=beta)` (but clamped to `[0, 1]`, which in exact
+/// arithmetic it never leaves: the area lies between 0 and `beta`, and the rounding of the
+/// area's trapezoids could push a perfect ranking a few ulps above 1). One sort,
+/// `O((N+ + N-) log)`.
 ///
 /// # Errors
 /// As [`auc`], plus [`MetricError::BadRange`] unless `0 < beta <= 1`.
@@ -32,7 +37,7 @@ pub fn mcclish_pauc(scores: &[f64], labels: &[f64], beta: f64) -> Result<f64, Me
     }
     let area = pauc_roc_area(scores, labels, 0.0, beta)? * beta;
     let (min_area, max_area) = (0.5 * beta * beta, beta);
-    Ok(0.5 * (1.0 + (area - min_area) / (max_area - min_area)))
+    Ok((0.5 * (1.0 + (area - min_area) / (max_area - min_area))).clamp(0.0, 1.0))
 }
 
 /// Python's `round` (half to even), which LibAUC uses for its counts.
@@ -49,6 +54,10 @@ fn round_half_even(x: f64) -> f64 {
 /// AUC (ties 1/2) of the `max(1, round(N+ (1 - min_tpr)))` lowest-scored positives against the
 /// `max(1, round(N- max_fpr))` highest-scored negatives.
 ///
+/// One sort per class, then for each kept positive two binary searches among the kept
+/// negatives: `O((N+ + N-) log)`. The count of half-pairs is an exact integer, so the value is
+/// LibAUC's to the last bit (for fewer than `2^53` pairs) and never above 1.
+///
 /// # Errors
 /// As [`auc`], plus [`MetricError::BadRange`] unless `0 <= min_tpr < 1` and
 /// `0 < max_fpr <= 1`.
@@ -64,34 +73,21 @@ pub fn libauc_two_way_pauc(
             beta: max_fpr,
         });
     }
-    auc(scores, labels)?; // the checks: lengths, finiteness, both classes
-    let mut pos: Vec<f64> = scores
-        .iter()
-        .zip(labels)
-        .filter(|(_, y)| **y > 0.0)
-        .map(|(s, _)| *s)
-        .collect();
-    let mut neg: Vec<f64> = scores
-        .iter()
-        .zip(labels)
-        .filter(|(_, y)| **y <= 0.0)
-        .map(|(s, _)| *s)
-        .collect();
+    let (mut pos, mut neg) = split_checked(scores, labels)?;
     let keep = |n: usize, share: f64| (round_half_even(n as f64 * share) as usize).clamp(1, n);
     let (kp, kn) = (keep(pos.len(), 1.0 - min_tpr), keep(neg.len(), max_fpr));
-    pos.sort_by(ascending);
-    neg.sort_by(descending);
-    let mut credit = 0.0;
-    for &sp in &pos[..kp] {
-        for &sn in &neg[..kn] {
-            credit += match ascending(&sp, &sn) {
-                Ordering::Greater => 1.0,
-                Ordering::Equal => 0.5,
-                Ordering::Less => 0.0,
-            };
-        }
-    }
-    Ok(credit / (kp * kn) as f64)
+    pos.sort_unstable_by(ascending);
+    neg.sort_unstable_by(descending);
+    let kept = &neg[..kn]; // descending: above, tied, below a positive's score
+    let half_pairs: u128 = pos[..kp]
+        .iter()
+        .map(|sp| {
+            let above = kept.partition_point(|sn| ascending(sn, sp).is_gt());
+            let at_or_above = kept.partition_point(|sn| ascending(sn, sp).is_ge());
+            u128::from((2 * (kn - at_or_above) + (at_or_above - above)) as u64)
+        })
+        .sum();
+    Ok(0.5 * half_pairs as f64 / (kp as f64 * kn as f64))
 }
 
 #[cfg(test)]
