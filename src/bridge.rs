@@ -80,10 +80,10 @@ fn gradient_tensor(grad: &[f32], device: &Device) -> Tensor<1> {
 pub fn scores_to_cpu(scores: Tensor<1>) -> Result<Vec<f64>, BridgeError> {
     let data = scores
         .try_into_data()
-        .map_err(|err| BridgeError::Readback(format!("{err:?}")))?;
+        .map_err(|err| BridgeError::Readback(err.to_string().replace('\n', " ")))?;
     let values: Vec<f32> = data
         .try_into_vec::<f32>()
-        .map_err(|err| BridgeError::Readback(format!("{err:?}")))?;
+        .map_err(|err| BridgeError::Readback(err.to_string()))?;
     if let Some((index, value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         return Err(BridgeError::NonFiniteScore {
             index,

@@ -68,6 +68,44 @@ impl StochasticConfig {
             seed,
         }
     }
+
+    /// Check the settings: a positive finite learning rate and at least one epoch, one step
+    /// per epoch and one sample per batch ([`stochastic`] runs this).
+    ///
+    /// # Errors
+    /// [`AdmmError::Setting`] naming the setting.
+    pub fn validate(&self) -> Result<(), AdmmError> {
+        positive_rate("lr", self.lr)?;
+        at_least_one("epochs", self.epochs)?;
+        at_least_one("epoch_len", self.epoch_len)?;
+        at_least_one("batch", self.batch)
+    }
+}
+
+/// [`AdmmError::Setting`] unless `value` is a positive finite number.
+fn positive_rate(name: &'static str, value: f64) -> Result<(), AdmmError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(AdmmError::Setting {
+            name,
+            requirement: "a positive finite number".into(),
+            got: value.to_string(),
+        })
+    }
+}
+
+/// [`AdmmError::Setting`] unless `count` is at least 1.
+fn at_least_one(name: &'static str, count: usize) -> Result<(), AdmmError> {
+    if count >= 1 {
+        Ok(())
+    } else {
+        Err(AdmmError::Setting {
+            name,
+            requirement: "at least 1".into(),
+            got: count.to_string(),
+        })
+    }
 }
 
 /// One row of a baseline's history.
@@ -163,11 +201,14 @@ fn rank_weights(sigma: &Sigma, u: &[f64], order: &mut Vec<usize>) -> Vec<f64> {
 /// Run SGD or LSVRG from `w = 0`.
 ///
 /// # Errors
-/// The weight family's error (e.g. `k > n`, or a batch smaller than `k` for top-k/AoRR SGD).
+/// [`AdmmError::Setting`] for settings [`StochasticConfig::validate`] refuses, the weight
+/// family's error (e.g. `k > n`, or a batch smaller than `k` for top-k/AoRR SGD), and
+/// [`AdmmError::Diverged`] when the objective leaves the finite numbers.
 pub fn stochastic(
     problem: &Problem<'_>,
     cfg: &StochasticConfig,
 ) -> Result<BaselineResult, AdmmError> {
+    cfg.validate()?;
     let (n, d) = (problem.data.n(), problem.data.d);
     let sigma = problem.weights.sigma(n)?;
     let batch_sigma = match cfg.method {
@@ -256,12 +297,24 @@ pub fn stochastic(
             seconds: start.elapsed().as_secs_f64(),
         });
     }
-    let objective = history.last().map_or(f64::NAN, |h| h.objective);
+    let objective = final_objective(&history)?;
     Ok(BaselineResult {
         w,
         objective,
         history,
     })
+}
+
+/// The objective of the last record (the validated settings give at least one).
+fn final_objective(history: &[EpochRecord]) -> Result<f64, AdmmError> {
+    history
+        .last()
+        .map(|h| h.objective)
+        .ok_or(AdmmError::Setting {
+            name: "epochs",
+            requirement: "at least 1".into(),
+            got: "0".into(),
+        })
 }
 
 /// The paper's learning-rate grid `{1e-2, 1e-3, 1e-4, 1/n, 1/(n d)}`.
@@ -302,14 +355,30 @@ pub struct DcaConfig {
     pub lr: f64,
 }
 
+impl DcaConfig {
+    /// Check the settings: a positive finite learning rate, at least one outer and one inner
+    /// iteration ([`dca_aorr`] runs this).
+    ///
+    /// # Errors
+    /// [`AdmmError::Setting`] naming the setting (`outer` is `fit-linear`'s `--epochs`).
+    pub fn validate(&self) -> Result<(), AdmmError> {
+        positive_rate("lr", self.lr)?;
+        at_least_one("outer", self.outer)?;
+        at_least_one("inner", self.inner)
+    }
+}
+
 /// DCA for AoRR in Hu et al.'s form (`Weights::Aorr`), from `w = 0`.
 ///
 /// # Errors
-/// When the weights are not `Weights::Aorr` or `k > n`.
+/// When the weights are not `Weights::Aorr` or `k > n`, [`AdmmError::Setting`] for settings
+/// [`DcaConfig::validate`] refuses, [`AdmmError::Diverged`] when the objective leaves the
+/// finite numbers.
 pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult, AdmmError> {
     let Weights::Aorr { m, k } = problem.weights else {
         return Err(AdmmError::DcaNeedsAorr);
     };
+    cfg.validate()?;
     let (n, d) = (problem.data.n(), problem.data.d);
     let sigma = problem.weights.sigma(n)?;
     let scale = 1.0 / (k - m) as f64;
@@ -340,13 +409,19 @@ pub fn dca_aorr(problem: &Problem<'_>, cfg: &DcaConfig) -> Result<BaselineResult
         }
         let objective =
             sigma.rank_loss(&problem.loss, &problem.margins(&w)) + problem.reg.value(&w);
+        if !objective.is_finite() {
+            return Err(AdmmError::Diverged {
+                epoch: outer,
+                lr: cfg.lr,
+            });
+        }
         history.push(EpochRecord {
             epoch: outer,
             objective,
             seconds: start.elapsed().as_secs_f64(),
         });
     }
-    let objective = history.last().map_or(f64::NAN, |h| h.objective);
+    let objective = final_objective(&history)?;
     Ok(BaselineResult {
         w,
         objective,

@@ -73,7 +73,9 @@ pub enum AdmmError {
         iteration: usize,
     },
     /// A stochastic baseline's objective left the finite numbers.
-    #[error("diverged at epoch {epoch} (learning rate {lr} too large)")]
+    #[error(
+        "diverged at epoch {epoch}: the objective is not finite (learning rate {lr:e} too large)"
+    )]
     Diverged {
         /// The epoch.
         epoch: usize,

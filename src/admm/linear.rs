@@ -266,19 +266,19 @@ pub fn solve(
         .rho
         .unwrap_or_else(|| RhoSchedule::default_for(&sigma, convex));
     schedule.validate()?;
-    if !(cfg.r.is_finite() && cfg.r >= 0.0) {
-        return Err(AdmmError::Setting {
-            name: "r",
-            requirement: ">= 0".into(),
-            got: cfg.r.to_string(),
-        });
-    }
-    if !(cfg.tol.is_finite() && cfg.tol > 0.0) {
-        return Err(AdmmError::Setting {
-            name: "tol",
-            requirement: "> 0".into(),
-            got: cfg.tol.to_string(),
-        });
+    let (r, tol) = (cfg.r, cfg.tol);
+    for (name, ok, requirement, got) in [
+        ("r", r.is_finite() && r >= 0.0, ">= 0", r),
+        ("tol", tol.is_finite() && tol > 0.0, "> 0", tol),
+        ("max_iter", cfg.max_iter > 0, "at least 1", 0.0),
+    ] {
+        if !ok {
+            return Err(AdmmError::Setting {
+                name,
+                requirement: requirement.into(),
+                got: got.to_string(),
+            });
+        }
     }
     if let Some(gs) = &cfg.smoothing
         && !(gs.gamma0 > 0.0 && gs.floor > 0.0 && gs.gamma0 < cfg.reg.max_gamma())

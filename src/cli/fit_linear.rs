@@ -16,6 +16,8 @@ use crate::cli::linear_data::{DataArgs, load_parts_as};
 use crate::metrics::{Fairness, accuracy, fairness};
 use crate::weights::Weights;
 
+use super::output::outln;
+
 /// Arguments of `rankrisk fit-linear`.
 #[derive(Debug, Clone, Args)]
 pub struct FitLinearArgs {
@@ -88,9 +90,10 @@ pub struct FitLinearReport {
     pub solver: String,
     /// Final training objective (1).
     pub objective: f64,
-    /// Training accuracy (NaN for real targets).
+    /// Training accuracy (NaN, written as null in the JSON, for real targets).
     pub train_accuracy: f64,
-    /// Test accuracy (NaN without test data or for real targets).
+    /// Test accuracy (NaN, written as null in the JSON and left out of the printed line,
+    /// without test data or for real targets).
     pub test_accuracy: f64,
     /// For real targets (a regression loss on files): the training mean absolute error
     /// `(1/n) sum |x_i^T w - y_i|`.
@@ -152,11 +155,41 @@ struct PdproxFigures {
     passes: usize,
 }
 
+/// Refuse settings no solver can use, before any data is read: a learning rate that is not a
+/// positive finite number, zero epochs, inner epochs or iterations, a tolerance that is not
+/// finite. (The solvers check them again, with their own names.)
+fn check_settings(args: &FitLinearArgs) -> Result<(), String> {
+    if let Some(lr) = args.lr
+        && !(lr.is_finite() && lr > 0.0)
+    {
+        return Err(format!("--lr must be a positive finite number, got {lr}"));
+    }
+    if let Some(tol) = args.tol
+        && !(tol.is_finite() && tol >= 0.0)
+    {
+        return Err(format!("--tol must be a finite number >= 0, got {tol}"));
+    }
+    for (flag, count) in [
+        ("--epochs", args.epochs.unwrap_or(1)),
+        ("--inner", args.inner),
+        ("--max-iter", args.max_iter),
+        ("--check-every", args.pdprox.check_every),
+    ] {
+        if count == 0 {
+            return Err(format!(
+                "{flag} must be at least 1, got 0 (nothing would be solved)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Fit as the arguments say and return the report.
 ///
 /// # Errors
 /// A message for the user (bad data, settings, or solver failure).
 pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
+    check_settings(args)?;
     let aorr = matches!(
         args.objective,
         Weights::Aorr { .. } | Weights::AorrLiteral { .. }
@@ -189,7 +222,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
     };
     if args.pdprox.bias && !solver.starts_with("pdprox") {
         return Err(format!(
-            "--bias is an option of the pdprox solvers (--intercept adds a constant feature for              {solver})"
+            "--bias is an option of the pdprox solvers (--intercept adds a constant feature \
+             for {solver})"
         ));
     }
     let (w, objective, iterations, lr, history) = match solver.as_str() {
@@ -290,6 +324,12 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
+    if !objective.is_finite() || w.iter().any(|v| !v.is_finite()) {
+        return Err(format!(
+            "the {solver} solver diverged: objective {objective} at its last iterate (lower \
+             --lr, or check the data's scale)"
+        ));
+    }
     let scores = |t: &Tabular| {
         if args.pdprox.bias {
             t.scores(&w[..t.d]).iter().map(|s| s + w[t.d]).collect()
@@ -353,18 +393,28 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
 /// # Errors
 /// A message for the user.
 pub fn run(args: &FitLinearArgs) -> Result<(), String> {
+    if let Some(path) = &args.json {
+        super::paths::check_file(path, "--json")?;
+    }
     let report = fit(args)?;
+    // Figures that do not exist (no test file) are left out, never printed as NaN.
+    let figure = |name: &str, value: Option<f64>| value.map(|v| format!(", {name} {v:.4}"));
     let quality = match report.train_mae {
         Some(train) => format!(
-            "train MAE {train:.4}, test MAE {:.4}",
-            report.test_mae.unwrap_or(f64::NAN)
+            "train MAE {train:.4}{}",
+            figure("test MAE", report.test_mae).unwrap_or_default()
         ),
         None => format!(
-            "train accuracy {:.4}, test accuracy {:.4}",
-            report.train_accuracy, report.test_accuracy
+            "train accuracy {:.4}{}",
+            report.train_accuracy,
+            figure(
+                "test accuracy",
+                Some(report.test_accuracy).filter(|a| !a.is_nan())
+            )
+            .unwrap_or_default()
         ),
     };
-    println!(
+    outln!(
         "{} {} {} {} [{}]: objective {:.6}, {quality}, {} iterations, {:.3} s",
         report.data,
         report.objective_spec,
@@ -374,7 +424,7 @@ pub fn run(args: &FitLinearArgs) -> Result<(), String> {
         report.objective,
         report.iterations,
         report.seconds
-    );
+    )?;
     if let (Some(false), Some(gap)) = (report.converged, report.best_gap) {
         eprintln!(
             "warning: Pdprox stopped at the iteration cap ({}) before the duality gap reached \

@@ -14,6 +14,8 @@ use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::{AgdRecord, DualInit, PairData};
 
+use super::output::outln;
+
 /// Arguments of `rankrisk fit-pauc`.
 #[derive(Debug, Clone, Args)]
 pub struct FitPaucArgs {
@@ -89,9 +91,9 @@ pub struct FitPaucReport {
     pub objective: f64,
     /// Normalized training pAUC.
     pub train_pauc: f64,
-    /// Normalized test pAUC (NaN without test data).
+    /// Normalized test pAUC (NaN, null in the JSON, without test data).
     pub test_pauc: f64,
-    /// Test AUC.
+    /// Test AUC (NaN, null in the JSON, without test data).
     pub test_auc: f64,
     /// Seconds of the solve.
     pub seconds: f64,
@@ -127,6 +129,30 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let j: usize = bj
         .parse()
         .map_err(|_| format!("--batch: '{bj}' is not a count"))?;
+    if i == 0 || j == 0 {
+        return Err(format!(
+            "--batch needs at least 1 positive and 1 negative per step, got {i},{j}"
+        ));
+    }
+    for (flag, value) in [
+        ("--c", args.c),
+        ("--mu-scale", args.mu_scale),
+        ("--gamma-scale", args.gamma_scale),
+        ("--c-dual", args.c_dual.unwrap_or(1.0)),
+        ("--prox-l", args.prox_l),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(format!(
+                "{flag} must be a positive finite number, got {value}"
+            ));
+        }
+    }
+    if args.t_scale == 0 {
+        return Err("--t-scale must be at least 1, got 0".into());
+    }
+    if args.budget_epochs.is_none() && args.epochs == 0 {
+        return Err("--epochs must be at least 1, got 0 (nothing would be solved)".into());
+    }
     let (train, test) = load_parts(&args.input, &[0.6, 0.4], args.seed)?;
     let data = PairData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
     let w0 = vec![0.0; train.d];
@@ -134,7 +160,11 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let solver = args.solver.to_ascii_lowercase();
     let budget = match args.budget_epochs {
         Some(e) if e.is_finite() && e > 0.0 => Budget::Epochs(e),
-        Some(e) => return Err(format!("--budget-epochs must be positive, got {e}")),
+        Some(e) => {
+            return Err(format!(
+                "--budget-epochs must be a positive finite number, got {e}"
+            ));
+        }
         None => Budget::Outer(args.epochs),
     };
     let (w, history) = match solver.as_str() {
@@ -221,19 +251,26 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
 /// # Errors
 /// A message for the user.
 pub fn run(args: &FitPaucArgs) -> Result<(), String> {
+    if let Some(path) = &args.json {
+        super::paths::check_file(path, "--json")?;
+    }
     let r = fit(args)?;
-    println!(
-        "{} [{}] FPR [{}, {}]: objective {:.6}, train pAUC {:.4}, test pAUC {:.4}, test AUC {:.4}, {:.2} s",
+    // Without test data there is no test figure to print (never NaN).
+    let test = if r.test_pauc.is_nan() {
+        String::new()
+    } else {
+        format!(", test pAUC {:.4}, test AUC {:.4}", r.test_pauc, r.test_auc)
+    };
+    outln!(
+        "{} [{}] FPR [{}, {}]: objective {:.6}, train pAUC {:.4}{test}, {:.2} s",
         r.data,
         r.solver,
         r.fpr[0],
         r.fpr[1],
         r.objective,
         r.train_pauc,
-        r.test_pauc,
-        r.test_auc,
         r.seconds
-    );
+    )?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -301,7 +338,7 @@ pub struct FitSorrReport {
     pub objective: f64,
     /// Training accuracy.
     pub train_accuracy: f64,
-    /// Test accuracy.
+    /// Test accuracy (NaN, null in the JSON, without test data).
     pub test_accuracy: f64,
     /// Seconds.
     pub seconds: f64,
@@ -317,6 +354,33 @@ pub struct FitSorrReport {
 /// A message for the user.
 pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
     use crate::pauc::sorr::{DcaSteps, SorrConfig, SorrProblem, agd_sorr, dca_sorr};
+    if let Some(path) = &args.json {
+        super::paths::check_file(path, "--json")?;
+    }
+    for (flag, value) in [
+        ("--c", args.c),
+        ("--mu-scale", args.mu_scale),
+        ("--gamma-scale", args.gamma_scale),
+        ("--lr", args.lr),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(format!(
+                "{flag} must be a positive finite number, got {value}"
+            ));
+        }
+    }
+    for (flag, count) in [
+        ("--epochs", args.epochs),
+        ("--t-scale", args.t_scale),
+        ("--inner", args.inner),
+        ("--batch", args.batch),
+    ] {
+        if count == 0 {
+            return Err(format!(
+                "{flag} must be at least 1, got 0 (nothing would be solved)"
+            ));
+        }
+    }
     let (a, b) = pair(&args.range, "range")?;
     let m: usize = a
         .parse()
@@ -393,17 +457,21 @@ pub fn run_sorr(args: &FitSorrArgs) -> Result<(), String> {
         w: w.clone(),
         history,
     };
-    println!(
-        "{} [{}] SoRR ranks {}..{}: objective {:.6}, train accuracy {:.4}, test accuracy {:.4}, {:.2} s",
+    let test = if report.test_accuracy.is_nan() {
+        String::new()
+    } else {
+        format!(", test accuracy {:.4}", report.test_accuracy)
+    };
+    outln!(
+        "{} [{}] SoRR ranks {}..{}: objective {:.6}, train accuracy {:.4}{test}, {:.2} s",
         report.data,
         report.solver,
         m + 1,
         n,
         report.objective,
         report.train_accuracy,
-        report.test_accuracy,
         report.seconds
-    );
+    )?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -139,6 +139,30 @@ impl AgdSbcdConfig {
     }
 }
 
+/// SBCD steps of `outer` outer iterations of `calls` calls each at `T_k = t_scale (k+1)^2`
+/// steps per call (`calls t_scale sum_{k=1..outer} k^2`), or `None` when that is beyond the
+/// integers: a schedule no run can finish, refused before its first step.
+pub fn schedule_steps(t_scale: usize, outer: usize, calls: usize) -> Option<usize> {
+    let k = outer as u128;
+    let squares = k.checked_mul(k + 1)?.checked_mul(2 * k + 1)? / 6;
+    let total = squares
+        .checked_mul(t_scale as u128)?
+        .checked_mul(calls as u128)?;
+    usize::try_from(total).ok()
+}
+
+/// [`PaucError::Setting`] (`t_scale`) for a schedule [`schedule_steps`] finds beyond the
+/// integers.
+pub fn schedule_overflow(t_scale: usize, outer: usize) -> PaucError {
+    PaucError::Setting {
+        name: "t_scale",
+        message: format!(
+            "{outer} outer iterations of T_k = t_scale (k+1)^2 = {t_scale} (k+1)^2 steps per call \
+             overflow the step count (lower t_scale or the outer iterations)"
+        ),
+    }
+}
+
 /// The CPU state of AGD-SBCD (what a checkpoint must hold besides the model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SbcdState {
@@ -448,7 +472,8 @@ impl AgdSbcd {
     /// one), so that methods compare at an equal number of samples.
     ///
     /// # Errors
-    /// As [`AgdSbcd::algorithm1`].
+    /// As [`AgdSbcd::algorithm1`]; [`PaucError::Setting`] when `T_k` overflows the integers
+    /// and no budget (`usize::MAX`) bounds the call.
     pub fn outer_step<S: SbcdModel>(
         &mut self,
         model: &mut S,
@@ -457,7 +482,26 @@ impl AgdSbcd {
     ) -> Result<OuterStep<S::Point>, S::Error> {
         let calls = self.calls();
         let k1 = self.state.k + 1;
-        let iters = (self.cfg.t_scale * k1 * k1).min((budget / calls).max(1));
+        let cap = (budget / calls).max(1);
+        let iters = match k1
+            .checked_mul(k1)
+            .and_then(|kk| self.cfg.t_scale.checked_mul(kk))
+        {
+            Some(t_k) => t_k.min(cap),
+            // T_k beyond the integers: a finite budget still bounds the call.
+            None if budget < usize::MAX => cap,
+            None => {
+                return Err(PaucError::Setting {
+                    name: "t_scale",
+                    message: format!(
+                        "T_k = t_scale (k+1)^2 = {} x {k1}^2 SBCD steps overflows the step \
+                         count at outer iteration {k1}",
+                        self.cfg.t_scale
+                    ),
+                }
+                .into());
+            }
+        };
         let ratio = self.cfg.gamma_scale / self.cfg.mu_scale;
         let first_block = self.sampler.step;
         let mut cpu = 0.0;

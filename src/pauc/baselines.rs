@@ -11,6 +11,7 @@ use rand::seq::index::sample;
 
 use crate::metrics::RankRange;
 use crate::order::indices_descending;
+use crate::pauc::agd::{schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::linear::Budget;
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
@@ -56,6 +57,39 @@ pub struct BaselineConfig {
     pub j: usize,
     /// Seed.
     pub seed: u64,
+}
+
+impl BaselineConfig {
+    /// Check the settings of baseline `which`: the FPR range, the budget, a positive finite
+    /// step constant, blocks of at least one sample of each class, and for DCA `t_scale >= 1`
+    /// (proximal DCA: a positive finite `L`).
+    ///
+    /// # Errors
+    /// [`PaucError::Range`], [`PaucError::NotPositive`] or [`PaucError::Setting`] naming the
+    /// setting.
+    pub fn validate(&self, which: Baseline) -> Result<(), PaucError> {
+        RankRange::from_fpr(self.alpha, self.beta, 1)?;
+        self.budget.validate()?;
+        let dca = matches!(which, Baseline::Dca | Baseline::ProxDca);
+        for (name, value, used) in [
+            ("c", self.c, true),
+            ("i", self.i as f64, which != Baseline::Subgradient),
+            ("j", self.j as f64, which != Baseline::Subgradient),
+            ("t_scale", self.t_scale as f64, dca),
+            ("prox_l", self.prox_l, which == Baseline::ProxDca),
+        ] {
+            if used && !(value.is_finite() && value > 0.0) {
+                return Err(PaucError::NotPositive { name, value });
+            }
+        }
+        if !self.prox_l.is_finite() {
+            return Err(PaucError::NotPositive {
+                name: "prox_l",
+                value: self.prox_l,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// `xi = sum_i sum_j w_j grad s_ij(w)` over the top-`level` negatives (fractional boundary), the
@@ -107,13 +141,15 @@ fn record(
 /// (DCA) or epoch.
 ///
 /// # Errors
-/// [`PaucError`] for a bad FPR range or a diverged iterate.
+/// [`PaucError`] for settings [`BaselineConfig::validate`] refuses, a budget that allows no
+/// iteration, an iteration count beyond the integers, or a diverged iterate.
 pub fn run(
     data: &PairData,
     w0: &[f64],
     which: Baseline,
     cfg: &BaselineConfig,
 ) -> Result<(Vec<f64>, Vec<AgdRecord>), PaucError> {
+    cfg.validate(which)?;
     let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
     let d = data.d;
     let range = RankRange::from_fpr(cfg.alpha, cfg.beta, n_neg)?;
@@ -128,6 +164,11 @@ pub fn run(
         Budget::Outer(k) => (f64::INFINITY, k),
         Budget::Epochs(e) => ((e * n_total).floor(), usize::MAX),
     };
+    if let (Baseline::Dca | Baseline::ProxDca, Budget::Outer(k)) = (which, cfg.budget)
+        && schedule_steps(cfg.t_scale, k, 1).is_none()
+    {
+        return Err(schedule_overflow(cfg.t_scale, k));
+    }
     match which {
         Baseline::Dca | Baseline::ProxDca => {
             let mut sampler = PairSampler::new(cfg.i, cfg.j, cfg.seed);
@@ -151,7 +192,15 @@ pub fn run(
                 let k1 = (k + 1) as f64;
                 let xi = top_subgradient(data, cfg.loss, &w, range.lo);
                 let w_k = w.clone();
-                let iters = (cfg.t_scale * (k + 1) * (k + 1)).min((left / per_step) as usize);
+                let cap = (left / per_step) as usize;
+                let iters = match (k + 1)
+                    .checked_mul(k + 1)
+                    .and_then(|kk| cfg.t_scale.checked_mul(kk))
+                {
+                    Some(t_k) => t_k.min(cap),
+                    None if left.is_finite() => cap,
+                    None => return Err(t_k_overflow(cfg.t_scale, k + 1)),
+                };
                 let eta = cfg.c / (k1 * pairs);
                 let theta = cfg.c / (k1 * n_neg as f64);
                 for _ in 0..iters {
@@ -181,7 +230,12 @@ pub fn run(
             let steps_per_epoch = ((n_total / (bi + bj) as f64).ceil() as usize).max(1);
             let per_step = (bi + bj) as f64;
             let total_steps = match cfg.budget {
-                Budget::Outer(k) => k * steps_per_epoch,
+                Budget::Outer(k) => k.checked_mul(steps_per_epoch).ok_or(PaucError::Setting {
+                    name: "epochs",
+                    message: format!(
+                        "{k} epochs of {steps_per_epoch} steps overflow the step count"
+                    ),
+                })?,
                 Budget::Epochs(_) => (max_samples / per_step) as usize,
             };
             let mut t = 0usize;
@@ -220,5 +274,32 @@ pub fn run(
             }
         }
     }
+    if history.is_empty() {
+        // Only a budget in passes can be smaller than one iteration.
+        let passes = match cfg.budget {
+            Budget::Epochs(e) => e,
+            Budget::Outer(k) => k as f64,
+        };
+        let what = match which {
+            Baseline::Dca | Baseline::ProxDca => "a DCA iteration (a full pass and one block)",
+            Baseline::MiniBatch => "one mini-batch step",
+            Baseline::Subgradient => "one full pass",
+        };
+        return Err(PaucError::Setting {
+            name: "budget_epochs",
+            message: format!("{passes} passes are fewer than {what}: nothing would run (raise it)"),
+        });
+    }
     Ok((w, history))
+}
+
+/// [`PaucError::Setting`] for `T_k = t_scale (k+1)^2` beyond the integers.
+fn t_k_overflow(t_scale: usize, k1: usize) -> PaucError {
+    PaucError::Setting {
+        name: "t_scale",
+        message: format!(
+            "T_k = t_scale (k+1)^2 = {t_scale} x {k1}^2 steps overflows the step count at outer \
+             iteration {k1}"
+        ),
+    }
 }

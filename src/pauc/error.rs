@@ -34,6 +34,15 @@ pub enum PaucError {
         /// Its value.
         value: f64,
     },
+    /// A setting outside its range, or a budget that allows no iteration (named as the
+    /// setting).
+    #[error("{name}: {message}")]
+    Setting {
+        /// The setting.
+        name: &'static str,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
     /// The blocks do not fit the classes.
     #[error(
         "blocks of {i} positives and {j} negatives from {positives} positives and {negatives} \

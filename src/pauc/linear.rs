@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel};
+use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel, schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::{AgdRecord, PairData, prox_update};
 use crate::vector::dot;
@@ -116,19 +116,53 @@ pub enum Budget {
     Epochs(f64),
 }
 
+impl Budget {
+    /// Check the budget: at least one outer iteration, or a positive finite number of passes.
+    ///
+    /// # Errors
+    /// [`PaucError::Setting`] (`epochs` for outer iterations, `budget_epochs` for passes).
+    pub fn validate(&self) -> Result<(), PaucError> {
+        match *self {
+            Budget::Outer(0) => Err(PaucError::Setting {
+                name: "epochs",
+                message: "at least 1 outer iteration, got 0".into(),
+            }),
+            Budget::Epochs(e) if !(e.is_finite() && e > 0.0) => Err(PaucError::Setting {
+                name: "budget_epochs",
+                message: format!("must be a positive finite number of passes, got {e}"),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// [`PaucError::Setting`] for a budget of `passes` passes that allows `steps` steps of
+/// `per_step` samples, fewer than the `needed` of one iteration.
+pub(crate) fn budget_too_small(passes: f64, steps: f64, needed: usize) -> PaucError {
+    PaucError::Setting {
+        name: "budget_epochs",
+        message: format!(
+            "{passes} passes allow {steps} steps, fewer than the {needed} of one outer \
+             iteration: nothing would run (raise it)"
+        ),
+    }
+}
+
 /// Algorithm 2 (AGD) with SBCD inner solves for a linear model from `w0`; returns the final `w`
 /// and the history (one record per outer iteration, with the epochs used so far). (The
 /// theory outputs `v_bar_n` at a random iteration; the final iterate is what the history
 /// describes.)
 ///
 /// # Errors
-/// [`PaucError`] for bad settings, a degenerate problem or a diverged iterate.
+/// [`PaucError`] for bad settings, a budget that allows no outer iteration, a degenerate
+/// problem or a diverged iterate.
 pub fn agd_sbcd_linear(
     data: &PairData,
     w0: &[f64],
     cfg: &AgdSbcdConfig,
     budget: Budget,
 ) -> Result<(Vec<f64>, Vec<AgdRecord>), PaucError> {
+    budget.validate()?;
     let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
     let cfg = AgdSbcdConfig {
         i: cfg.i.min(n_pos),
@@ -142,10 +176,18 @@ pub fn agd_sbcd_linear(
     let per_step = solver.samples_per_step() as f64;
     let n_total = (n_pos + n_neg) as f64;
     let mut steps_left = match budget {
-        Budget::Outer(k) => (k > 0).then_some(usize::MAX),
+        Budget::Outer(k) => {
+            if schedule_steps(cfg.t_scale, k, solver.calls()).is_none() {
+                return Err(schedule_overflow(cfg.t_scale, k));
+            }
+            Some(usize::MAX)
+        }
         Budget::Epochs(e) => {
             let steps = (e * n_total / per_step).floor();
-            (steps >= solver.calls() as f64).then_some(steps as usize)
+            if steps < solver.calls() as f64 {
+                return Err(budget_too_small(e, steps, solver.calls()));
+            }
+            Some(steps as usize)
         }
     };
     let max_outer = match budget {

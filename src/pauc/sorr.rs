@@ -11,6 +11,7 @@ use rand::seq::index::sample;
 
 use crate::loss::Loss;
 use crate::order::indices_descending;
+use crate::pauc::agd::{schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::prox_update;
 use crate::vector::dot;
@@ -132,6 +133,61 @@ pub struct SorrConfig {
     pub seed: u64,
 }
 
+impl SorrConfig {
+    /// Check the settings: at least one outer iteration, `t_scale >= 1`, `J >= 1`, positive
+    /// finite `c`, `mu_scale` and `gamma_scale` ([`agd_sorr`] runs this).
+    ///
+    /// # Errors
+    /// [`PaucError::NotPositive`] naming the setting (`outer` is `fit-sorr`'s `--epochs`, `j`
+    /// its `--batch`).
+    pub fn validate(&self) -> Result<(), PaucError> {
+        positive(&[
+            ("outer", self.outer as f64),
+            ("t_scale", self.t_scale as f64),
+            ("j", self.j as f64),
+            ("c", self.c),
+            ("mu_scale", self.mu_scale),
+            ("gamma_scale", self.gamma_scale),
+        ])
+    }
+}
+
+/// [`PaucError::NotPositive`] for the first setting that is not a positive finite number.
+fn positive(settings: &[(&'static str, f64)]) -> Result<(), PaucError> {
+    match settings.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+        Some(&(name, value)) => Err(PaucError::NotPositive { name, value }),
+        None => Ok(()),
+    }
+}
+
+/// `T_k = t_scale (k+1)^2` at outer iteration `k1 = k + 1`.
+///
+/// # Errors
+/// [`PaucError::Setting`] when it overflows the integers.
+fn t_k(t_scale: usize, k1: usize) -> Result<usize, PaucError> {
+    k1.checked_mul(k1)
+        .and_then(|kk| t_scale.checked_mul(kk))
+        .ok_or_else(|| PaucError::Setting {
+            name: "t_scale",
+            message: format!(
+                "T_k = t_scale (k+1)^2 = {t_scale} x {k1}^2 steps overflows the step count at \
+                 outer iteration {k1}"
+            ),
+        })
+}
+
+/// The objective at an iterate `w`, or why the run diverged: [`PaucError::IterateDiverged`]
+/// for a non-finite weight, [`PaucError::ObjectiveDiverged`] for a non-finite loss.
+fn diverged_or(p: &SorrProblem<'_>, w: &[f64]) -> Result<f64, PaucError> {
+    if let Some((index, &value)) = w.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(PaucError::IterateDiverged { index, value });
+    }
+    match p.objective(w) {
+        Err(PaucError::NonFiniteScore { value, .. }) => Err(PaucError::ObjectiveDiverged { value }),
+        other => other,
+    }
+}
+
 /// Algorithm 3: approximately `prox_{mu phi_l(S)}(w)` with a scalar dual; returns `v_bar` and
 /// updates `lambda` to its average.
 #[allow(clippy::too_many_arguments)]
@@ -180,13 +236,18 @@ fn sgd_prox(
 /// AGD (Algorithm 2) with Algorithm 3 inner solves, from `w0`.
 ///
 /// # Errors
-/// [`PaucError`] for an invalid range or shapes, or a non-finite loss.
+/// [`PaucError`] for an invalid range, shapes or settings ([`SorrConfig::validate`]), a
+/// `T_k` beyond the integers, or a non-finite loss.
 pub fn agd_sorr(
     p: &SorrProblem<'_>,
     w0: &[f64],
     cfg: &SorrConfig,
 ) -> Result<(Vec<f64>, Vec<SorrRecord>), PaucError> {
     p.validate()?;
+    cfg.validate()?;
+    if schedule_steps(cfg.t_scale, cfg.outer, if p.m > 0 { 2 } else { 1 }).is_none() {
+        return Err(schedule_overflow(cfg.t_scale, cfg.outer));
+    }
     let big_n = p.y.len() as f64;
     let (mu, gamma) = (cfg.mu_scale / big_n, cfg.gamma_scale / big_n);
     let mut rng = StdRng::seed_from_u64(cfg.seed);
@@ -200,7 +261,7 @@ pub fn agd_sorr(
     let mut samples = 0.0;
     let mut history = Vec::with_capacity(cfg.outer);
     for k in 0..cfg.outer {
-        let iters = cfg.t_scale * (k + 1) * (k + 1);
+        let iters = t_k(cfg.t_scale, k + 1)?;
         let eta = cfg.c / ((k + 1) as f64 * big_n);
         let v_m = if p.m > 0 {
             sgd_prox(p, &w, &mut lambda_m, iters, eta, mu, p.m, cfg.j, &mut rng)
@@ -215,7 +276,7 @@ pub fn agd_sorr(
         history.push(SorrRecord {
             iter: k + 1,
             epochs: samples / big_n,
-            objective: p.objective(&w)?,
+            objective: diverged_or(p, &w)?,
             seconds: start.elapsed().as_secs_f64(),
         });
     }
@@ -245,7 +306,8 @@ pub enum DcaSteps {
 /// dual of `phi_n` as in Algorithm 4 with N+ = 1) on `phi_n(S(w)) - xi_k . w`.
 ///
 /// # Errors
-/// [`PaucError`] for an invalid range or shapes, or a non-finite loss.
+/// [`PaucError`] for an invalid range or shapes, a setting that is not positive (`outer`, `j`,
+/// the step size and the iteration count), a `T_k` beyond the integers, or a non-finite loss.
 pub fn dca_sorr(
     p: &SorrProblem<'_>,
     w0: &[f64],
@@ -255,6 +317,16 @@ pub fn dca_sorr(
     seed: u64,
 ) -> Result<(Vec<f64>, Vec<SorrRecord>), PaucError> {
     p.validate()?;
+    let (step, count) = match steps {
+        DcaSteps::Constant { lr, iters } => (("lr", lr), ("inner", iters as f64)),
+        DcaSteps::Changing { c, t_scale } => (("c", c), ("t_scale", t_scale as f64)),
+    };
+    positive(&[("outer", outer as f64), ("j", j as f64), step, count])?;
+    if let DcaSteps::Changing { t_scale, .. } = steps
+        && schedule_steps(t_scale, outer, 1).is_none()
+    {
+        return Err(schedule_overflow(t_scale, outer));
+    }
     let big_n = p.y.len();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut w = w0.to_vec();
@@ -270,10 +342,9 @@ pub fn dca_sorr(
         let xi = p.top_subgradient(&w, p.m);
         let (eta, iters) = match steps {
             DcaSteps::Constant { lr, iters } => (lr / big_n as f64, iters),
-            DcaSteps::Changing { c, t_scale } => (
-                c / ((k + 1) as f64 * big_n as f64),
-                t_scale * (k + 1) * (k + 1),
-            ),
+            DcaSteps::Changing { c, t_scale } => {
+                (c / ((k + 1) as f64 * big_n as f64), t_k(t_scale, k + 1)?)
+            }
         };
         for _ in 0..iters {
             let batch = sample(&mut rng, big_n, j.min(big_n)).into_vec();
@@ -295,7 +366,7 @@ pub fn dca_sorr(
         history.push(SorrRecord {
             iter: k + 1,
             epochs: samples / big_n as f64,
-            objective: p.objective(&w)?,
+            objective: diverged_or(p, &w)?,
             seconds: start.elapsed().as_secs_f64(),
         });
     }

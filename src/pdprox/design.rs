@@ -164,8 +164,12 @@ impl Design<'_> {
                 };
                 let values = gram
                     .self_adjoint_eigenvalues(faer::Side::Lower)
-                    .map_err(|e| {
-                        PdproxError::Unsupported(format!("eigenvalues of X^T X: {e:?}"))
+                    .map_err(|_| {
+                        PdproxError::Unsupported(
+                            "the eigenvalues of X^T X did not converge (use the row-norm step \
+                             bound)"
+                                .into(),
+                        )
                     })?;
                 Ok(values.last().copied().unwrap_or(0.0).max(0.0))
             }

@@ -121,7 +121,10 @@ impl DualLoss {
                 SpecKind::Loss,
                 "all-threshold",
                 "finite increasing thresholds",
-                || format!("{theta:?}"),
+                || {
+                    let t: Vec<String> = theta.iter().map(f64::to_string).collect();
+                    format!("[{}]", t.join(", "))
+                },
             ),
             _ => Ok(()),
         }

@@ -109,6 +109,15 @@ impl<'a> LinearProblem<'a> {
             )));
         }
         let erm = matches!(weights, Weights::Erm);
+        if let Some(m) = budget
+            && !(m.is_finite() && m > 0.0)
+        {
+            return Err(PdproxError::Setting {
+                name: "budget",
+                expected: "a positive finite number",
+                value: m,
+            });
+        }
         let domain = match (loss, budget) {
             (DualLoss::Hinge, Some(m)) if erm => DualDomain::BoxBudget {
                 hi: 1.0,

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use burn::tensor::Device;
+use rankrisk_datasets::ImageSource;
 use rankrisk_datasets::batcher::ChexpertBatcher;
 use rankrisk_datasets::chexpert::{Chexpert, ChexpertConfig, Task};
 use rankrisk_datasets::transform::XrayTransform;
-use rankrisk_datasets::{DataError, ImageSource};
 use rankrisk_models::pretrained::{Head, load_torchvision_densenet121};
 use rankrisk_models::{DenseNet121, DenseNet121Config};
 
@@ -64,28 +64,36 @@ impl ImageTask for ChexpertTask {
     /// The task name, the image size, and that the data folder and the pretrained weights
     /// exist.
     fn validate(&self) -> Result<(), TaskError> {
-        self.config()?;
+        self.config().map_err(|e| TaskError::Setting {
+            key: "task_name",
+            message: e.to_string(),
+        })?;
         if self.size < 32 {
             return Err(TaskError::Setting {
                 key: "size",
                 message: format!("at least 32 pixels, got {}", self.size),
             });
         }
-        for (path, what) in [
+        for (key, path, what) in [
             (
+                "data_dir",
                 Some(&self.data_dir),
                 "the data folder does not exist: it must hold CheXpert-v1.0-small/ (train.csv, \
                  valid.csv and the images), the small version of Stanford's CheXpert \
                  (https://stanfordmlgroup.github.io/competitions/chexpert/)",
             ),
             (
+                "pretrained",
                 self.pretrained.as_ref(),
                 "the pretrained weights do not exist: `pretrained` (--pretrained) takes \
                  torchvision's densenet121-a639ec97.pth (https://download.pytorch.org/models/)",
             ),
         ] {
             if let Some(p) = path.filter(|p| !p.exists()) {
-                return Err(DataError::invalid(p.display().to_string(), what.to_string()).into());
+                return Err(TaskError::Setting {
+                    key,
+                    message: format!("{}: {what}", p.display()),
+                });
             }
         }
         Ok(())

@@ -40,6 +40,29 @@ pub enum LtData {
     TinyImagenet,
 }
 
+impl LtData {
+    /// The name on the command line and in configs (`fashion-mnist`, `cifar10`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            LtData::FashionMnist => "fashion-mnist",
+            LtData::Mnist => "mnist",
+            LtData::Cifar10 => "cifar10",
+            LtData::Cifar100 => "cifar100",
+            LtData::TinyImagenet => "tiny-imagenet",
+        }
+    }
+
+    /// Classes of the data set (labels `0..classes`): 10, CIFAR-100's 100 fine labels,
+    /// Tiny-ImageNet-200's 200.
+    pub fn classes(self) -> usize {
+        match self {
+            LtData::FashionMnist | LtData::Mnist | LtData::Cifar10 => 10,
+            LtData::Cifar100 => 100,
+            LtData::TinyImagenet => 200,
+        }
+    }
+}
+
 /// A long-tailed binary task: which data, which classes are positive, how imbalanced, and how
 /// much of it to keep.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +122,7 @@ fn default_dir(data: LtData) -> Result<PathBuf, DataError> {
         LtData::FashionMnist => Ok(root.join("fashion-mnist")),
         LtData::Mnist => Ok(root.join("mnist")),
         other => Err(DataError::invalid(
-            format!("{other:?}"),
+            other.name(),
             format!(
                 "give --data-dir (data_dir in a config): a folder with {}",
                 expected_contents(other)
@@ -139,7 +162,8 @@ impl ImageTask for LongTailedTask {
         format!("{name}-LT {} (+{positive})", self.imbalance)
     }
 
-    /// The imbalance factor and the data folder.
+    /// The imbalance factor, the positive classes (each a class of the data set, not all of
+    /// them) and the data folder.
     fn validate(&self) -> Result<(), TaskError> {
         if !(self.imbalance > 0.0 && self.imbalance <= 1.0) {
             return Err(TaskError::Setting {
@@ -147,16 +171,42 @@ impl ImageTask for LongTailedTask {
                 message: format!("must be in (0, 1], got {}", self.imbalance),
             });
         }
-        let dir = self.dir()?;
+        let classes = self.data.classes();
+        if let Some(c) = self.positive.iter().find(|&&c| usize::from(c) >= classes) {
+            return Err(TaskError::Setting {
+                key: "positive",
+                message: format!(
+                    "class {c} does not exist: {} has classes 0..{}",
+                    self.data.name(),
+                    classes - 1
+                ),
+            });
+        }
+        let mut distinct = self.positive.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() == classes {
+            return Err(TaskError::Setting {
+                key: "positive",
+                message: format!(
+                    "all {classes} classes of {} are positive: the binary task has no negatives",
+                    self.data.name()
+                ),
+            });
+        }
+        let dir = self.dir().map_err(|e| TaskError::Setting {
+            key: "data_dir",
+            message: e.to_string(),
+        })?;
         if !dir.is_dir() {
-            return Err(DataError::invalid(
-                dir.display().to_string(),
-                format!(
-                    "the data folder does not exist: it must hold {}",
+            return Err(TaskError::Setting {
+                key: "data_dir",
+                message: format!(
+                    "{}: the data folder does not exist: it must hold {}",
+                    dir.display(),
                     expected_contents(self.data)
                 ),
-            )
-            .into());
+            });
         }
         Ok(())
     }

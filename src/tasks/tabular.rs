@@ -10,10 +10,10 @@ use rankrisk_datasets::{Tabular, load_builtin};
 use crate::admm::linear::solve;
 use crate::admm::{AdmmConfig, LinearData};
 use crate::loss::Loss;
-use crate::metrics::accuracy;
 use crate::metrics::auc::{auc, pauc};
 use crate::metrics::ci::{Bootstrap, DeLong, Interval, bootstrap_interval};
-use crate::pauc::agd::AgdSbcdConfig;
+use crate::metrics::{RankRange, accuracy};
+use crate::pauc::agd::{AgdSbcdConfig, schedule_steps};
 use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::sbcd::PairData;
 use crate::regularizer::Regularizer;
@@ -45,18 +45,70 @@ pub struct TabularTask {
 }
 
 impl TabularTask {
+    /// Check every setting before anything is trained (what `rankrisk train --dry-run` checks,
+    /// and [`TabularTask::run`] first): at least one set, each a built-in one (the embedded
+    /// sets are parsed, nothing is trained), `train_share` in (0, 1), `q` in (0, 1], a finite
+    /// `mu >= 0`, the FPR range `0 <= alpha < beta <= 1`, and at least one AGD-SBCD outer
+    /// iteration.
+    ///
+    /// # Errors
+    /// [`TaskError::Setting`] naming the setting.
+    pub fn validate(&self) -> Result<(), TaskError> {
+        let bad = |key, message: String| Err(TaskError::Setting { key, message });
+        if self.sets.is_empty() {
+            return bad("sets", "no data set: name at least one".into());
+        }
+        if !(self.train_share > 0.0 && self.train_share < 1.0) {
+            return bad(
+                "train_share",
+                format!("must lie in (0, 1), got {}", self.train_share),
+            );
+        }
+        if !(self.q > 0.0 && self.q <= 1.0) {
+            return bad(
+                "q",
+                format!("the CVaR level must lie in (0, 1], got {}", self.q),
+            );
+        }
+        if !(self.mu.is_finite() && self.mu >= 0.0) {
+            return bad(
+                "mu",
+                format!("must be a finite number >= 0, got {}", self.mu),
+            );
+        }
+        if let Err(e) = RankRange::from_fpr(self.alpha, self.beta, 1) {
+            return bad("alpha, beta", e.to_string());
+        }
+        if self.outer == 0 {
+            return bad("outer", "at least 1 AGD-SBCD outer iteration, got 0".into());
+        }
+        let t_scale = AgdSbcdConfig::paper_linear(self.alpha, self.beta, self.seed).t_scale;
+        if schedule_steps(t_scale, self.outer, 2).is_none() {
+            return bad(
+                "outer",
+                format!(
+                    "{} outer iterations of T_k = {t_scale} (k+1)^2 SBCD steps overflow the step \
+                     count",
+                    self.outer
+                ),
+            );
+        }
+        for name in &self.sets {
+            load_builtin(name).map_err(|e| TaskError::Setting {
+                key: "sets",
+                message: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
     /// Train the three linear models on every set and score them on its test part.
     ///
     /// # Errors
-    /// [`TaskError`] for an unknown set, a bad setting (q outside (0, 1], alpha >= beta, a
-    /// split share outside (0, 1)) or a split that leaves a class out.
+    /// [`TaskError`] for a setting [`TabularTask::validate`] refuses or a split that leaves a
+    /// class out.
     pub fn run(&self) -> Result<Vec<ResultRow>, TaskError> {
-        if !(self.train_share > 0.0 && self.train_share < 1.0) {
-            return Err(TaskError::Setting {
-                key: "train_share",
-                message: format!("must lie in (0, 1), got {}", self.train_share),
-            });
-        }
+        self.validate()?;
         let mut rows = Vec::new();
         for name in &self.sets {
             let (train, test) = self.parts(name)?;

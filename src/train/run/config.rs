@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::RankRange;
+use crate::pauc::PaucError;
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
 use crate::remote::DeviceSpec;
@@ -133,7 +134,10 @@ pub struct RunConfig {
 impl RunConfig {
     /// Check every setting before any data is read or any step is taken: a budget of at least
     /// one pass, a batch of at least 2, a positive finite learning rate, `0 <= alpha < beta <=
-    /// 1`, and for AGD-SBCD the whole [`AgdSbcdConfig`] (`rankrisk train --dry-run` runs this).
+    /// 1`, every float setting finite (whichever method reads it), and for AGD-SBCD the whole
+    /// [`AgdSbcdConfig`] under the run's keys (`c` is `lr`) (`rankrisk train --dry-run` runs
+    /// this; the step budget, which needs the training set's size, is
+    /// [`RunConfig::step_budget`]).
     ///
     /// # Errors
     /// [`RunError::Setting`] naming the setting, or [`RunError::Pauc`].
@@ -157,8 +161,18 @@ impl RunConfig {
         if let Err(e) = RankRange::from_fpr(self.alpha, self.beta, 1) {
             return bad("alpha, beta", e.to_string());
         }
+        // Every float setting is finite, whichever method reads it.
+        for (key, value) in [
+            ("mu_scale", self.mu_scale),
+            ("gamma_scale", self.gamma_scale),
+            ("c_dual", self.c_dual.unwrap_or(1.0)),
+        ] {
+            if !value.is_finite() {
+                return bad(key, format!("the value {value} is not finite"));
+            }
+        }
         if self.method == Method::Sbcd {
-            self.sbcd_config().validate(1)?;
+            self.sbcd_config().validate(1).map_err(sbcd_setting)?;
         }
         for (key, value, ok) in [
             ("margin", self.margin, self.margin > 0.0),
@@ -195,6 +209,30 @@ impl RunConfig {
             );
         }
         Ok(())
+    }
+
+    /// The run's budget in steps, `epochs x ceil(n / batch)` for a training set of `n`
+    /// samples: every method takes that many steps (AGD-SBCD counts its SBCD steps).
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] naming `epochs` (and `batch`) when the step count, or the sample
+    /// count it stands for, does not fit the integers.
+    pub fn step_budget(&self, n: usize) -> Result<usize, RunError> {
+        let steps_per_epoch = n.div_ceil(self.batch.max(1));
+        self.epochs
+            .checked_mul(steps_per_epoch)
+            .filter(|steps| steps.checked_mul(self.batch).is_some())
+            .ok_or_else(|| RunError::Setting {
+                key: "epochs",
+                message: format!(
+                    "{} passes of {steps_per_epoch} steps of batch {} over {n} training samples \
+                     overflow the step count of {}: at most {} passes",
+                    self.epochs,
+                    self.batch,
+                    self.method.name(),
+                    usize::MAX / steps_per_epoch.max(1) / self.batch.max(1)
+                ),
+            })
     }
 
     /// AGD-SBCD's settings for this run: [`AgdSbcdConfig::paper_deep`] with this run's range,
@@ -248,6 +286,25 @@ impl RunConfig {
             resume: false,
             progress: true,
         }
+    }
+}
+
+/// AGD-SBCD's refusal of a setting as the run's key: `c` is `lr`, the block sizes come from
+/// `batch`; other errors as they are.
+fn sbcd_setting(e: PaucError) -> RunError {
+    match e {
+        PaucError::NotPositive { name, value } => {
+            let key = match name {
+                "c" => "lr",
+                "i" | "j" => "batch",
+                other => other,
+            };
+            RunError::Setting {
+                key,
+                message: format!("must be positive, got {value}"),
+            }
+        }
+        other => RunError::Pauc(other),
     }
 }
 

@@ -9,6 +9,7 @@ use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
 use burn::tensor::Device;
 use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
+use rankrisk_models::checkpoint::first_non_finite;
 
 use crate::train::deep_sbcd::DeepSbcd;
 use crate::train::run::batches::{BatchObjective, batch_period};
@@ -195,14 +196,50 @@ impl Trainer {
         left: usize,
         steps_per_epoch: usize,
     ) -> Result<Option<Period<M>>, RunError> {
-        match self {
-            Trainer::Sbcd(s) => sbcd_period(s, model, ctx, steps_done, left),
+        let period = match self {
+            Trainer::Sbcd(s) => sbcd_period(s, model, ctx, steps_done, left)?,
             Trainer::Batches(objectives) => {
                 let steps = steps_per_epoch.min(left);
-                batch_period(objectives, model, ctx, optim, sampler, steps_done, steps).map(Some)
+                Some(batch_period(
+                    objectives, model, ctx, optim, sampler, steps_done, steps,
+                )?)
             }
+        };
+        period.map(|p| finite_period(p, steps_done)).transpose()
+    }
+}
+
+/// The divergence rule, the same for every method: a run has diverged as soon as a number of
+/// its training state is not finite. Within a period the steps refuse a non-finite training
+/// score, batch loss or loss gradient (AGD-SBCD: a block score); after it, this checks the
+/// period's mean loss and every parameter and buffer (batch-norm running statistics) of the
+/// model and of AGD-SBCD's candidate `v_bar_n`, whose blow-up can leave the scores finite (an
+/// infinite convolution weight whose batch norm turns every evaluation score into one
+/// constant). The evaluation then refuses a non-finite validation or test score. A large but
+/// finite loss alone is not divergence. The period is not checkpointed: the run stops with
+/// [`RunError::Diverged`] and keeps the last good evaluation point's checkpoint.
+fn finite_period<M: Scorer>(period: Period<M>, steps_done: usize) -> Result<Period<M>, RunError> {
+    let step = steps_done + period.steps;
+    if !period.loss.is_finite() {
+        return Err(RunError::Diverged {
+            step,
+            quantity: format!("the period's mean training loss is {}", period.loss),
+        });
+    }
+    for (which, model) in [
+        ("the model", Some(&period.model)),
+        ("AGD-SBCD's candidate v_bar_n", period.candidate.as_ref()),
+    ] {
+        if let Some((parameter, count)) = model.and_then(|m| first_non_finite(m)) {
+            return Err(RunError::Diverged {
+                step,
+                quantity: format!(
+                    "parameter `{parameter}` of {which} holds {count} NaN or infinite values"
+                ),
+            });
         }
     }
+    Ok(period)
 }
 
 /// The forward pass of AGD-SBCD over training ids: scores on the given autodiff device (a
@@ -222,6 +259,17 @@ fn sbcd_period<M: Scorer>(
     left: usize,
 ) -> Result<Option<Period<M>>, RunError> {
     if left < s.calls() {
+        if steps_done == 0 {
+            // Nothing would be trained: say which setting makes the budget that small.
+            return Err(RunError::Setting {
+                key: "epochs",
+                message: format!(
+                    "a budget of {left} steps (epochs x ceil(n / batch)) is smaller than one \
+                     SBCD step per AGD-SBCD call ({}): nothing would be trained (raise epochs)",
+                    s.calls()
+                ),
+            });
+        }
         return Ok(None);
     }
     let mut dual_seconds = 0.0;
@@ -235,6 +283,20 @@ fn sbcd_period<M: Scorer>(
         .outer_step_within(model, left, ctx.shards, forward(ctx))
         .map_err(diverged(steps_done))?;
     let step_ms = 1e3 * t.elapsed().as_secs_f64() / rec.steps.max(1) as f64;
+    // The duals are part of the training state: the same rule as the model's parameters.
+    for (level, duals) in [("m", &s.state().duals_m), ("n", &s.state().duals_n)] {
+        if let Some((i, v)) = duals
+            .lambda
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !v.is_finite())
+        {
+            return Err(RunError::Diverged {
+                step: steps_done + rec.steps,
+                quantity: format!("the level-{level} dual of positive {i} is {v}"),
+            });
+        }
+    }
     ctx.bar.set_position((steps_done + rec.steps) as u64);
     Ok(Some(Period {
         model: w,
