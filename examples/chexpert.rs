@@ -10,7 +10,8 @@
 
 use clap::Parser;
 use rankrisk::cli::args::ChexpertArgs;
-use rankrisk::cli::train::{Run, run_example};
+use rankrisk::cli::config::Run;
+use rankrisk::cli::train::run_example;
 
 #[derive(Parser)]
 #[command(about = "DenseNet121 on a CheXpert task, pAUC by AGD-SBCD (or CE, AUC-M, MB)")]

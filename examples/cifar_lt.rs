@@ -11,7 +11,8 @@
 
 use clap::Parser;
 use rankrisk::cli::args::LongTailedArgs;
-use rankrisk::cli::train::{Run, run_example};
+use rankrisk::cli::config::Run;
+use rankrisk::cli::train::run_example;
 
 #[derive(Parser)]
 #[command(

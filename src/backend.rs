@@ -15,6 +15,34 @@ use burn::tensor::wgpu::wgpu;
 /// The environment variable that selects a backend when no flag is given.
 pub const BACKEND_ENV: &str = "BURN_DEVICE";
 
+/// The user's `BURN_DEVICE`, kept by [`keep_burn_default_on_cpu`] before it replaced it.
+static USER_BACKEND_ENV: OnceLock<Option<String>> = OnceLock::new();
+
+/// Make Burn's own default device (`Device::default()`) the CPU for the rest of the process,
+/// keeping the user's backend choice for [`BackendKind::from_env`].
+///
+/// Burn reads `BURN_DEVICE` too, with its own names (no `cuda:N`, no `gpu`: it panics on those),
+/// and without it picks wgpu; burn-optim rebuilds a saved optimizer's state on that default
+/// device (the state moves to the parameters' device at the next step). So resuming a run on
+/// flex would start the Vulkan driver, and a `BURN_DEVICE` in our syntax would panic. The
+/// binary calls this first thing in `main`; it sets `BURN_DEVICE=flex` in the process's
+/// environment (children inherit it) and answers `from_env` from the kept value. Calling it
+/// again does nothing.
+///
+/// # Safety
+/// It changes the process's environment: call it before any other thread starts (the first
+/// line of `main`), as `std::env::set_var` requires.
+pub unsafe fn keep_burn_default_on_cpu() {
+    if USER_BACKEND_ENV.get().is_some() {
+        return;
+    }
+    let user = std::env::var(BACKEND_ENV).ok();
+    if USER_BACKEND_ENV.set(user).is_ok() {
+        // SAFETY: the caller guarantees that no other thread runs (see the doc).
+        unsafe { std::env::set_var(BACKEND_ENV, "flex") };
+    }
+}
+
 /// The backends rankrisk can run on: written `wgpu`, `ndarray`, `flex`, `cuda` or `cuda:N`
 /// (on the command line, in `BURN_DEVICE` and in configs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -58,7 +86,11 @@ impl BackendKind {
     /// # Errors
     /// [`BackendError::UnknownInEnv`] when the variable names no compiled backend.
     pub fn from_env() -> Result<Option<BackendKind>, BackendError> {
-        match std::env::var(BACKEND_ENV) {
+        let value = match USER_BACKEND_ENV.get() {
+            Some(kept) => kept.clone().ok_or(std::env::VarError::NotPresent),
+            None => std::env::var(BACKEND_ENV),
+        };
+        match value {
             Ok(value) if !value.trim().is_empty() => value.parse().map(Some).map_err(|e| match e {
                 BackendError::UnknownBackend(v) => BackendError::UnknownInEnv(v),
                 other => other,

@@ -423,3 +423,14 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
     eprintln!("{} bad inputs refused", cases.len());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// Classes of bad input with their own tests (issue 39), each in its own file under
+// tests/bad_inputs/: they reuse `Case`, `case`, `run` and `scratch` above.
+#[path = "bad_inputs/metrics_scale.rs"]
+mod metrics_scale;
+#[path = "bad_inputs/readers.rs"]
+mod readers;
+#[path = "bad_inputs/resume.rs"]
+mod resume;
+#[path = "bad_inputs/settings.rs"]
+mod settings;

@@ -596,7 +596,8 @@ fn fit_pauc_writes_json_and_refuses_bad_input() {
 
 mod train_config {
     use super::rankrisk;
-    use rankrisk::cli::train::{DEFAULT_CONFIG, Run, parse_config, parse_plan, to_toml};
+    use rankrisk::cli::config::{Run, parse_config, parse_plan, to_toml};
+    use rankrisk::cli::train::DEFAULT_CONFIG;
     use std::process::Output;
 
     /// `rankrisk train --dry-run` on a config file `c.toml` holding `text`, in a scratch folder

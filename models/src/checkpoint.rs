@@ -1,10 +1,19 @@
 //! Model checkpoints in Burn's burnpack format (burn-store's `BurnpackStore`): every parameter
 //! and batch-norm statistic, bit for bit, readable on any backend.
+//!
+//! Every checkpoint file `F` has a checksum file `F.crc32` beside it (CRC-32 of the bytes and
+//! their count, [`write_checksum`]), written after `F` and checked before `F` is read
+//! ([`verify_checksum`]): a file that was corrupted on disk, truncated, or replaced without its
+//! checksum is refused instead of loading wrong weights. [`load`] also refuses weights that are
+//! not finite. The training checkpoints of `rankrisk::train::checkpoint` use the same two
+//! functions for their optimizer and state files.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use burn::module::Module;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::store::{BurnpackStore, ModuleSnapshot};
+use burn::tensor::Tensor;
 
 /// Why a checkpoint could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -26,37 +35,263 @@ pub enum CheckpointError {
         /// What the store said.
         reason: String,
     },
+    /// The file's bytes do not match its checksum file (or it has none): corrupted on disk,
+    /// truncated, or replaced by another file.
+    #[error("checkpoint {path} is corrupted: {reason}")]
+    Corrupted {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        reason: String,
+    },
+    /// The file loaded, but a weight is NaN or infinite (a diverged model was saved, or the
+    /// file was altered and its checksum rewritten).
+    #[error(
+        "checkpoint {path} holds non-finite weights: `{parameter}` has {count} NaN or \
+         infinite values (the first such parameter); a model with them cannot score"
+    )]
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// The first parameter (module path) with a non-finite value.
+        parameter: String,
+        /// How many non-finite values that parameter holds.
+        count: usize,
+    },
 }
 
-/// Write `model` to `path` (overwriting it; the name is used as given).
+/// The checksum file of checkpoint file `path`: `path` with `.crc32` appended.
+pub fn checksum_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".crc32");
+    PathBuf::from(name)
+}
+
+/// CRC-32 and length of the file at `path`, read in blocks.
+fn file_checksum(path: &Path) -> std::io::Result<(u32, u64)> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((hasher.finalize(), len))
+}
+
+/// Write the checksum file of the file at `path` (see the module doc): one line
+/// `crc32 HEX BYTES`. The checkpoint writers call it after each file; call it yourself for a
+/// file made by other means that [`load`] should accept.
+///
+/// # Errors
+/// The I/O error of reading `path` or writing its checksum file.
+pub fn write_checksum(path: &Path) -> std::io::Result<()> {
+    let (crc, len) = file_checksum(path)?;
+    let sum = checksum_path(path);
+    let tmp = checksum_path(&sum);
+    std::fs::write(&tmp, format!("crc32 {crc:08x} {len}\n"))?;
+    std::fs::rename(&tmp, &sum)
+}
+
+/// Check the file at `path` against its checksum file.
+///
+/// # Errors
+/// [`CheckpointError::Load`] for a missing or unreadable file, [`CheckpointError::Corrupted`]
+/// for a missing or malformed checksum file, or bytes that do not match it.
+pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
+    let corrupted = |reason: String| CheckpointError::Corrupted {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if !path.is_file() {
+        return Err(CheckpointError::Load {
+            path: path.to_path_buf(),
+            reason: "no such file".into(),
+        });
+    }
+    let sum = checksum_path(path);
+    let text = std::fs::read_to_string(&sum).map_err(|e| {
+        corrupted(format!(
+            "its checksum file {} cannot be read ({e}); every checkpoint file is written \
+             with one, so this file was not written whole by rankrisk (or was written before \
+             checksums, 2026-11-25: write one with rankrisk_models::checkpoint::write_checksum \
+             if you trust it)",
+            sum.display()
+        ))
+    })?;
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let expected = match fields.as_slice() {
+        ["crc32", crc, len] => u32::from_str_radix(crc, 16)
+            .ok()
+            .zip(len.parse::<u64>().ok()),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        corrupted(format!(
+            "its checksum file {} does not read `crc32 HEX BYTES`",
+            sum.display()
+        ))
+    })?;
+    let found = file_checksum(path).map_err(|e| CheckpointError::Load {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    if found != expected {
+        return Err(corrupted(format!(
+            "{} bytes with CRC-32 {:08x}, but {} records {} bytes with CRC-32 {:08x}",
+            found.1,
+            found.0,
+            sum.display(),
+            expected.1,
+            expected.0
+        )));
+    }
+    Ok(())
+}
+
+/// Write `model` to `path` (overwriting it; the name is used as given) and its checksum file.
+///
+/// # Errors
+/// [`CheckpointError::Save`] naming the file that could not be written.
 pub fn save<M: Module>(model: &M, path: &Path) -> Result<(), CheckpointError> {
+    let fail = |reason: String| CheckpointError::Save {
+        path: path.to_path_buf(),
+        reason,
+    };
     let mut store = BurnpackStore::from_file(path)
         .auto_extension(false)
         .overwrite(true);
     model
         .save_into(&mut store)
-        .map_err(|e| CheckpointError::Save {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })
+        .map_err(|e| fail(e.to_string()))?;
+    write_checksum(path).map_err(|e| fail(e.to_string()))
 }
 
 /// Read the checkpoint at `path` into `model` (built with the same configuration, on the
-/// device the weights should live on). Every tensor must be present and of the right shape.
+/// device the weights should live on). The file must match its checksum file, every tensor
+/// must be present and of the right shape, and every weight finite.
+///
+/// # Errors
+/// [`CheckpointError::Load`] for a missing file or tensors that do not fit the model,
+/// [`CheckpointError::Corrupted`] for bytes that do not match the checksum file,
+/// [`CheckpointError::NonFinite`] for NaN or infinite weights.
 pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> {
     let fail = |reason: String| CheckpointError::Load {
         path: path.to_path_buf(),
         reason,
     };
-    if !path.is_file() {
-        return Err(fail("no such file".to_string()));
-    }
-    let mut store = BurnpackStore::from_file(path).auto_extension(false);
+    verify_checksum(path)?;
+    // The store's own checks are off so that the mismatches come back as a list, which
+    // `mismatch` puts in words (the store's messages print Rust debug structures).
+    let mut store = BurnpackStore::from_file(path)
+        .auto_extension(false)
+        .validate(false)
+        .allow_partial(true);
     let result = model
         .load_from(&mut store)
         .map_err(|e| fail(e.to_string()))?;
-    if !result.errors.is_empty() || !result.missing.is_empty() {
-        return Err(fail(result.to_string()));
+    if let Some(reason) = mismatch(&result) {
+        return Err(fail(reason));
+    }
+    if let Some((parameter, count)) = first_non_finite(&model) {
+        return Err(CheckpointError::NonFinite {
+            path: path.to_path_buf(),
+            parameter,
+            count,
+        });
     }
     Ok(model)
+}
+
+/// What keeps a checkpoint's tensors from fitting the model, in words: shapes or types that
+/// differ, tensors the model needs that the file lacks (a checkpoint of another architecture
+/// or configuration); `None` when everything fits.
+fn mismatch(result: &burn::store::ApplyResult) -> Option<String> {
+    use burn::store::ApplyError;
+    let mut parts = Vec::new();
+    if let Some(first) = result.errors.first() {
+        let what = match first {
+            ApplyError::ShapeMismatch {
+                path,
+                expected,
+                found,
+            } => format!(
+                "`{path}` has shape {:?} in the file, {:?} in the model",
+                found.as_slice(),
+                expected.as_slice()
+            ),
+            ApplyError::DTypeMismatch {
+                path,
+                expected,
+                found,
+            } => format!("`{path}` is {found:?} in the file, {expected:?} in the model"),
+            ApplyError::AdapterError { path, message }
+            | ApplyError::LoadError { path, message } => {
+                format!("`{path}`: {message}")
+            }
+        };
+        parts.push(format!(
+            "{} tensors do not fit the model (the first: {what})",
+            result.errors.len()
+        ));
+    }
+    if let Some((first, _)) = result.missing.first() {
+        parts.push(format!(
+            "{} tensors of the model are not in the file (the first: `{first}`)",
+            result.missing.len()
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}: it is a checkpoint of another model or configuration",
+            parts.join("; ")
+        )
+    })
+}
+
+/// The module path of the first float parameter of `model` holding a NaN or an infinity, and
+/// how many such values it holds.
+pub fn first_non_finite<M: Module>(model: &M) -> Option<(String, usize)> {
+    let mut finder = NonFiniteFinder::default();
+    model.visit(&mut finder);
+    finder.found
+}
+
+#[derive(Default)]
+struct NonFiniteFinder {
+    path: Vec<String>,
+    found: Option<(String, usize)>,
+}
+
+impl ModuleVisitor for NonFiniteFinder {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.push(name.to_string());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if self.found.is_some() {
+            return;
+        }
+        let data = param.val().into_data().convert::<f64>();
+        let count = data
+            .as_slice::<f64>()
+            .map_or(0, |v| v.iter().filter(|x| !x.is_finite()).count());
+        if count > 0 {
+            let name = if self.path.is_empty() {
+                "(root)".to_string()
+            } else {
+                self.path.join(".")
+            };
+            self.found = Some((name, count));
+        }
+    }
 }

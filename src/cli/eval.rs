@@ -8,9 +8,11 @@ use burn::module::Module;
 use burn::tensor::Device;
 
 use crate::cli::args::{BackendArg, ImageArgs};
-use crate::cli::train::{Run, read_config};
+use crate::cli::config::{Run, read_config};
 use crate::tasks::{ImageTask, seeded_device};
 use crate::train::run::{EvalReport, evaluate_model};
+
+use super::output::outln;
 
 /// Which set to score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,7 +50,7 @@ pub struct EvalArgs {
 /// the run's model, missing data or an unwritable output folder.
 pub fn run(args: &EvalArgs) -> Result<(), String> {
     let report = evaluate(args)?;
-    println!(
+    outln!(
         "{} set ({} samples, {} positive): AUC {:.4}, pAUC[{}, {}] {:.4}",
         report.split,
         report.samples,
@@ -57,18 +59,21 @@ pub fn run(args: &EvalArgs) -> Result<(), String> {
         report.alpha,
         report.beta,
         report.pauc
-    );
+    )?;
     for t in &report.tasks {
-        println!(
+        outln!(
             "  {}: {} positive, AUC {:.4}, pAUC {:.4}",
-            t.task, t.positives, t.auc, t.pauc
-        );
+            t.task,
+            t.positives,
+            t.auc,
+            t.pauc
+        )?;
     }
-    println!(
+    outln!(
         "wrote eval_{0}.json and roc_{0}.png in {1}",
         report.split,
         args.out.as_ref().unwrap_or(&args.run_dir).display()
-    );
+    )?;
     Ok(())
 }
 

@@ -4,11 +4,13 @@
 //! status 2 and a one-line message; the binary never panics on bad input. This is the one
 //! layer where errors become strings.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 pub mod args;
+pub mod config;
 pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
@@ -16,6 +18,8 @@ pub mod fit_pdprox;
 pub mod grid;
 pub mod linear_data;
 pub mod metrics;
+pub mod output;
+pub mod paths;
 pub mod pava;
 pub mod serve;
 pub mod smoke;
@@ -23,6 +27,7 @@ pub mod train;
 
 use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
 use crate::remote::DeviceSpec;
+use output::outln;
 
 /// Rank-based losses and partial-AUC objectives on Burn (wgpu, ndarray, flex).
 #[derive(Debug, Parser)]
@@ -66,10 +71,7 @@ pub enum Command {
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Command::Info => {
-            info();
-            Ok(())
-        }
+        Command::Info => info(),
         Command::Pava(args) => pava::run(&args),
         Command::FitLinear(args) => fit_linear::run(&args),
         Command::FitPauc(args) => fit_pauc::run(&args),
@@ -80,55 +82,60 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Eval(args) => eval::run(&args),
         Command::Metrics(args) => metrics::run(&args),
     };
-    match result {
+    match result.and_then(|()| output::finish()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            // Nowhere to report a standard error that cannot be written either.
+            let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::from(2)
         }
     }
 }
 
-fn info() {
-    println!("rankrisk {}", env!("CARGO_PKG_VERSION"));
-    println!("burn 0.22.1");
+fn info() -> Result<(), String> {
+    outln!("rankrisk {}", env!("CARGO_PKG_VERSION"))?;
+    outln!("burn 0.22.1")?;
     let names: Vec<&str> = BackendKind::ALL.iter().map(|k| k.name()).collect();
-    println!("compiled backends: {}", names.join(", "));
+    outln!("compiled backends: {}", names.join(", "))?;
     if BackendKind::CUDA_COMPILED {
-        println!(
+        outln!(
             "cuda: compiled in; --backend cuda:N opens NVIDIA GPU N through the CUDA driver on \
              first use (the driver and NVRTC are loaded at run time)"
-        );
+        )?;
     } else {
-        println!("cuda: not compiled into this build (cargo build --release --features cuda)");
+        outln!("cuda: not compiled into this build (cargo build --release --features cuda)")?;
     }
     if DeviceSpec::REMOTE_COMPILED {
-        println!(
+        outln!(
             "remote devices: compiled in (rankrisk serve; --devices ...,remote:ws://HOST:PORT)"
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "remote devices: not compiled into this build (cargo build --release --features remote)"
-        );
+        )?;
     }
     match BackendKind::from_env() {
-        Ok(Some(kind)) => println!("{BACKEND_ENV}={kind} (used when --backend is not given)"),
-        Ok(None) => println!(
+        Ok(Some(kind)) => outln!("{BACKEND_ENV}={kind} (used when --backend is not given)")?,
+        Ok(None) => outln!(
             "default backend: {} ({BACKEND_ENV} unset)",
             BackendKind::default()
-        ),
-        Err(e) => println!("{e}"),
+        )?,
+        Err(e) => outln!("{e}")?,
     }
     let adapters = wgpu_adapters();
     if adapters.is_empty() {
-        println!("wgpu adapters: none found (install a Vulkan driver, e.g. mesa-vulkan-drivers)");
+        outln!("wgpu adapters: none found (install a Vulkan driver, e.g. mesa-vulkan-drivers)")?;
     } else {
-        println!("wgpu adapters:");
+        outln!("wgpu adapters:")?;
         for a in adapters {
-            println!(
+            outln!(
                 "  - {}  type: {}  api: {}  driver: {}",
-                a.name, a.device_type, a.api, a.driver
-            );
+                a.name,
+                a.device_type,
+                a.api,
+                a.driver
+            )?;
         }
     }
+    Ok(())
 }

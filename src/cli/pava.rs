@@ -8,6 +8,8 @@ use crate::pava;
 use crate::spec::SpecError;
 use crate::weights::Weights;
 
+use super::output::outln;
+
 /// Arguments of `rankrisk pava`.
 #[derive(Debug, Args)]
 pub struct PavaArgs {
@@ -79,9 +81,9 @@ pub fn run(args: &PavaArgs) -> Result<(), String> {
         merges: stats.merges,
         solver_iterations: stats.solver_iterations,
     };
-    println!(
+    outln!(
         "{}",
         serde_json::to_string(&out).map_err(|e| e.to_string())?
-    );
+    )?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `rankrisk serve`: host this machine's device for data-parallel runs on other machines
 //! (`--devices flex,remote:ws://THIS_HOST:PORT` there), in a build with the `remote` feature.
 
+use std::io::Write as _;
 use std::net::TcpListener;
 
 use clap::Args;
@@ -33,6 +34,9 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
     let listener =
         TcpListener::bind(&address).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("serving {kind} at ws://{bound} (Ctrl+C stops)");
+    let _ = writeln!(
+        std::io::stderr(),
+        "serving {kind} at ws://{bound} (Ctrl+C stops)"
+    );
     serve(kind, listener).map_err(|e| e.to_string())
 }

@@ -18,6 +18,8 @@ use crate::loss::Loss;
 use crate::metrics::accuracy;
 use crate::train::objective::{Erm, Objective, TrainError};
 
+use super::output::outln;
+
 /// Failure of the smoke run.
 #[derive(Debug, thiserror::Error)]
 pub enum SmokeError {
@@ -140,7 +142,7 @@ pub fn run_command(args: &SmokeArgs) -> Result<(), String> {
         return Err(format!("--lr must be a positive number, got {}", args.lr));
     }
     let report = run(kind, &args.data, args.steps, args.lr).map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "smoke run on {} ({} backend): logistic loss {:.4} -> {:.4} in {} steps, train accuracy {:.3}, {:.2} ms/step",
         report.dataset,
         report.backend,
@@ -149,6 +151,6 @@ pub fn run_command(args: &SmokeArgs) -> Result<(), String> {
         report.steps,
         report.accuracy,
         report.ms_per_step
-    );
+    )?;
     Ok(())
 }

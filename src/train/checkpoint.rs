@@ -9,7 +9,10 @@
 //! `checkpoint/`. A run killed while saving therefore leaves a complete checkpoint behind (the
 //! current one, or after a kill between the two renames the previous one, which [`load`] then
 //! reads), the files of one checkpoint always belong together, and the previous checkpoint
-//! stays on disk. [`RunLock`] keeps a second run off an output folder in use.
+//! stays on disk. Every file has its checksum file beside it
+//! ([`rankrisk_models::checkpoint::write_checksum`]), and [`load`] checks all of them before
+//! reading any: a corrupted checkpoint is refused whole. [`RunLock`] keeps a second run off an
+//! output folder in use.
 
 use std::path::{Path, PathBuf};
 
@@ -87,19 +90,25 @@ pub fn save<M: Module, S: Serialize>(
         }
     }
     let optim_path = new.join(OPTIM);
+    let optim_error = |reason: String| TrainCheckpointError::Optimizer {
+        path: optim_path.clone(),
+        reason,
+    };
     optim
         .save(&optim_path)
-        .map_err(|e| TrainCheckpointError::Optimizer {
-            path: optim_path.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| optim_error(e.to_string()))?;
+    checkpoint::write_checksum(&optim_path).map_err(|e| optim_error(e.to_string()))?;
     let state_path = new.join(STATE);
     let mut bytes = Vec::new();
     ciborium::into_writer(state, &mut bytes).map_err(|e| TrainCheckpointError::State {
         path: state_path.clone(),
-        reason: e.to_string(),
+        reason: match e {
+            ciborium::ser::Error::Io(e) => e.to_string(),
+            ciborium::ser::Error::Value(what) => what,
+        },
     })?;
     std::fs::write(&state_path, bytes).map_err(fs_error(&state_path))?;
+    checkpoint::write_checksum(&state_path).map_err(fs_error(&state_path))?;
     let prev = sibling(dir, "prev");
     if dir.exists() {
         if prev.exists() {
@@ -125,39 +134,107 @@ pub fn load<M: Module, S: DeserializeOwned>(
     optim: ModuleOptimizer,
 ) -> Result<Loaded<M, S>, TrainCheckpointError> {
     let prev = sibling(dir, "prev");
-    let dir = if !dir.is_dir() && prev.is_dir() {
-        prev.as_path()
+    let (dir, other) = if !dir.is_dir() && prev.is_dir() {
+        (prev.as_path(), None)
     } else {
-        dir
+        (dir, prev.is_dir().then_some(prev.as_path()))
     };
+    // Every file is checked against its checksum before any is read, so that a corrupted
+    // checkpoint is refused whole (naming the previous one, which may be intact).
     let anchor_path = dir.join(ANCHOR);
+    let optim_path = dir.join(OPTIM);
+    let state_path = dir.join(STATE);
+    let mut files = vec![dir.join(MODEL), optim_path.clone(), state_path.clone()];
+    if anchor_path.is_file() {
+        files.push(anchor_path.clone());
+    }
+    for f in &files {
+        checkpoint::verify_checksum(f).map_err(|e| match (e, other) {
+            (CheckpointError::Corrupted { path, reason }, Some(prev)) => {
+                CheckpointError::Corrupted {
+                    path,
+                    reason: format!(
+                        "{reason}; the previous checkpoint is in {} (move it to {} to resume \
+                         from it)",
+                        prev.display(),
+                        dir.display()
+                    ),
+                }
+            }
+            (e, _) => e,
+        })?;
+    }
     let anchor = if anchor_path.is_file() {
         Some(checkpoint::load(model.clone(), &anchor_path)?)
     } else {
         None
     };
     let model = checkpoint::load(model, &dir.join(MODEL))?;
-    let optim_path = dir.join(OPTIM);
     let optim = optim
         .load(&optim_path)
         .map_err(|e| TrainCheckpointError::Optimizer {
             path: optim_path.clone(),
             reason: e.to_string(),
         })?;
-    let state_path = dir.join(STATE);
-    let text = std::fs::read(&state_path).map_err(fs_error(&state_path))?;
-    let state = ciborium::from_reader(&text[..]).map_err(|e| TrainCheckpointError::State {
-        path: state_path.clone(),
-        reason: e.to_string(),
-    })?;
+    let state = decode_state(&state_path)?;
     Ok((model, anchor, optim, state))
 }
 
+/// Read only the CPU state of the checkpoint in `dir` (or the previous one, as [`load`]
+/// chooses), checked against its checksum: what a resumed run compares with its own settings
+/// before it reads the model.
+///
+/// # Errors
+/// [`TrainCheckpointError`] naming a missing, corrupted or unreadable state file.
+pub fn read_state<S: DeserializeOwned>(dir: &Path) -> Result<S, TrainCheckpointError> {
+    let prev = sibling(dir, "prev");
+    let dir = if !dir.is_dir() && prev.is_dir() {
+        prev.as_path()
+    } else {
+        dir
+    };
+    let state_path = dir.join(STATE);
+    checkpoint::verify_checksum(&state_path)?;
+    decode_state(&state_path)
+}
+
+fn decode_state<S: DeserializeOwned>(state_path: &Path) -> Result<S, TrainCheckpointError> {
+    let text = std::fs::read(state_path).map_err(fs_error(state_path))?;
+    ciborium::from_reader(&text[..]).map_err(|e| TrainCheckpointError::State {
+        path: state_path.to_path_buf(),
+        reason: cbor_reason(&e),
+    })
+}
+
+/// A CBOR decoding error in words (ciborium's `Display` prints its `Debug` form).
+fn cbor_reason<T: std::fmt::Display>(e: &ciborium::de::Error<T>) -> String {
+    use ciborium::de::Error;
+    match e {
+        Error::Io(e) => format!("cannot read it: {e}"),
+        Error::Syntax(at) => format!("not valid CBOR at byte {at}"),
+        Error::Semantic(Some(at), what) => format!("{what} (at byte {at})"),
+        Error::Semantic(None, what) => what.clone(),
+        Error::RecursionLimitExceeded => "nested too deeply".into(),
+    }
+}
+
 /// An exclusive lock on a run's output folder (the file `run.lock` in it), held while the run
-/// trains; the operating system releases it when the process ends, killed or not.
+/// trains; the operating system releases it when the process ends, killed or not. Within one
+/// process the lock is shared: taking it again for a folder this process already holds (the
+/// command line locks a run's folder before it writes the run's config, then the run driver
+/// takes it for the training) returns another handle of the same lock, released with the last.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: std::fs::File,
+    _file: std::sync::Arc<std::fs::File>,
+}
+
+/// The locks this process holds: canonical folder and the lock file's handle.
+type Held = std::sync::Mutex<Vec<(PathBuf, std::sync::Weak<std::fs::File>)>>;
+
+/// The locks this process holds, by canonical folder.
+fn held() -> &'static Held {
+    static HELD: std::sync::OnceLock<Held> = std::sync::OnceLock::new();
+    HELD.get_or_init(Default::default)
 }
 
 /// Why a run could not lock its output folder.
@@ -188,6 +265,18 @@ impl RunLock {
             reason: e.to_string(),
         };
         std::fs::create_dir_all(out).map_err(|e| io(&e))?;
+        let key = out.canonicalize().map_err(|e| io(&e))?;
+        let mut held = held()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(file) = held
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(RunLock { _file: file });
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -195,7 +284,11 @@ impl RunLock {
             .open(&path)
             .map_err(|e| io(&e))?;
         match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: file }),
+            Ok(()) => {
+                let file = std::sync::Arc::new(file);
+                held.push((key, std::sync::Arc::downgrade(&file)));
+                Ok(RunLock { _file: file })
+            }
             Err(std::fs::TryLockError::WouldBlock) => Err(LockError::Busy(out.to_path_buf())),
             Err(std::fs::TryLockError::Error(e)) => Err(io(&e)),
         }

@@ -77,12 +77,24 @@ pub enum RunError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
-    /// The budget ended before the first evaluation point (smaller than one step per
-    /// AGD-SBCD call).
-    #[error(
-        "no evaluation point was reached: the budget is smaller than one AGD-SBCD step per call"
-    )]
+    /// The budget ended before the first evaluation point. (A budget too small for one
+    /// period is refused as [`RunError::Setting`] on `epochs` before this.)
+    #[error("no evaluation point was reached: the budget (epochs) allowed no training period")]
     NothingRun,
+    /// A resumed run differs from the run that wrote its checkpoint in a setting that changes
+    /// the computation, or in its data.
+    #[error(
+        "cannot resume the run in {out}: its checkpoint was written by a run with other \
+         settings or data ({}); resume with the same settings, or start a new run in another \
+         output folder",
+        differences.join("; ")
+    )]
+    ResumeMismatch {
+        /// The run's output folder.
+        out: PathBuf,
+        /// Each difference, as `key: VALUE then, VALUE now`.
+        differences: Vec<String>,
+    },
     /// A setting outside its range (named as the flag or config key without `--`).
     #[error("{key}: {message}")]
     Setting {

@@ -19,7 +19,9 @@ pub(crate) mod method;
 mod period;
 mod prefetch;
 pub mod record;
+pub mod resume;
 
+use std::io::Write as _;
 use std::time::Instant;
 
 use burn::tensor::Device;
@@ -37,6 +39,7 @@ use crate::train::run::evaluate::{column, evaluate_point};
 use crate::train::run::method::Trainer;
 use crate::train::run::period::{ObjectiveState, PeriodContext};
 use crate::train::run::record::{curves_plot, roc_plot, say, write_metrics, write_scores};
+use crate::train::run::resume::{DataFingerprint, SetFingerprint};
 
 pub use config::{Method, RunConfig};
 pub use error::RunError;
@@ -47,6 +50,10 @@ pub use record::{Candidate, EpochMetrics, RunSummary, TaskFigures};
 #[derive(Serialize, Deserialize)]
 struct LoopState {
     config: RunConfig,
+    /// The sets the run trained and evaluated on (absent in checkpoints written before
+    /// 2026-11-25).
+    #[serde(default)]
+    data: Option<DataFingerprint>,
     objective: ObjectiveState,
     sampler: BatchSampler,
     steps_done: usize,
@@ -122,9 +129,17 @@ pub fn train_image_task<M: Scorer>(
     let task_names: Vec<String> = (0..roc_source.tasks())
         .map(|t| roc_source.task_name(t))
         .collect();
+    let labels_of = |s: &dyn ImageSource| -> Vec<Vec<f64>> {
+        (0..s.tasks()).map(|t| s.task_labels(t)).collect()
+    };
+    let data = DataFingerprint {
+        train: SetFingerprint::of(&task_labels),
+        validation: SetFingerprint::of(&labels_of(val)),
+        test: test.map(|t| SetFingerprint::of(&labels_of(t))),
+    };
     let ckpt = cfg.out.join("checkpoint");
     let steps_per_epoch = n.div_ceil(cfg.batch);
-    let budget = cfg.epochs * steps_per_epoch;
+    let budget = cfg.step_budget(n)?;
     let hidden = ProgressBar::hidden();
     let shards = data_parallel(cfg, device)?;
     let mut trainer = Trainer::new(cfg, &task_labels)?;
@@ -139,13 +154,19 @@ pub fn train_image_task<M: Scorer>(
         trainer.start(&model, &start_ctx)?;
     }
     let (mut model, mut optim, mut st) = if cfg.resume {
-        let (m, _, o, st): (M, Option<M>, _, LoopState) =
+        // The settings and the data are compared before the model is read, so that a
+        // changed run is told what changed rather than that its model does not fit.
+        let saved: LoopState = checkpoint::read_state(&ckpt)?;
+        resume::check(&saved.config, saved.data.as_ref(), cfg, &data)?;
+        let (m, _, o, mut st): (M, Option<M>, _, LoopState) =
             checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
+        (st.config, st.data) = (cfg.clone(), Some(data.clone()));
         trainer.restore(st.objective.clone())?;
         (m, o, st)
     } else {
         let st = LoopState {
             config: cfg.clone(),
+            data: Some(data.clone()),
             objective: trainer.state(),
             sampler: Trainer::sampler(cfg, &task_labels)?,
             steps_done: 0,
@@ -328,7 +349,8 @@ pub fn train_image_task<M: Scorer>(
         .ok_or(RunError::NothingRun)?
         .clone();
     if let Err(e) = curves_plot(&cfg.out.join("curves.png"), cfg.method.name(), &st.history) {
-        eprintln!("no training-curve plot: {e}");
+        // A warning that cannot be written is dropped (never a panic).
+        let _ = writeln!(std::io::stderr(), "no training-curve plot: {e}");
     }
     let summary = RunSummary {
         config: cfg.clone(),

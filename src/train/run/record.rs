@@ -158,7 +158,7 @@ pub(crate) fn say(bar: &ProgressBar, progress: bool, line: String) {
     if !bar.is_hidden() {
         bar.println(line);
     } else if progress {
-        eprintln!("{line}");
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 }
 

@@ -1,0 +1,363 @@
+//! `rankrisk train`'s config files: a TOML or JSON file's runs, each the flags of the matching
+//! example written as keys, with grids expanded ([`super::grid`]), every default filled in
+//! and the backend resolved; and the resolved runs written back as TOML (what a run's folder
+//! keeps as `config.toml`). [`super::train`] runs them.
+//!
+//! A config holds one run (a table with a `task` key) or several (`[[run]]` tables). A run's
+//! keys are the flags of the matching example without the leading `--` (`data_dir` or
+//! `data-dir`), so the config and the command line accept exactly the same settings and share
+//! their defaults and checks; the CheXpert flag `--task` is the key `task_name`. `true` sets a
+//! switch, an array is the comma list of a list flag (`positive = [3, 5]`). A list where a key
+//! takes one value (`lr = [0.03, 0.1, 0.3]`) is a grid: the run expands into one run per point.
+
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, Parser, Subcommand};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::grid::{self, GridPoint};
+
+use crate::cli::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
+use crate::train::run::RunConfig;
+
+/// One run of a config: the task and its settings.
+#[derive(Debug, Clone, PartialEq, Subcommand, Serialize)]
+#[serde(tag = "task", rename_all = "kebab-case")]
+pub enum Run {
+    /// ResNet-20 on a long-tailed binary image task.
+    LongTailed(LongTailedArgs),
+    /// DenseNet121 on a CheXpert task.
+    Chexpert(ChexpertArgs),
+    /// The linear solvers on the vendored tabular sets.
+    Tabular(TabularArgs),
+}
+
+#[derive(Parser)]
+#[command(name = "config")]
+struct OneRun {
+    #[command(subcommand)]
+    run: Run,
+}
+
+/// One run of a config and, when it is a point of a grid, which grid and which point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The run, resolved (a grid point's `out` is its own folder under the grid's).
+    pub run: Run,
+    /// The config's run (0-based) it comes from: messages name it as `run {table + 1}`.
+    pub table: usize,
+    /// The grid it belongs to, if any.
+    pub grid: Option<GridMember>,
+}
+
+/// Where a planned run sits in its grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridMember {
+    /// The config's run (0-based) the grid expands; the points of one grid are adjacent.
+    pub group: usize,
+    /// The grid's folder (the run's `out`), where `grid.md` and `grid.json` go.
+    pub out: PathBuf,
+    /// The point.
+    pub point: GridPoint,
+}
+
+/// A resolved config: what `rankrisk train` prints and saves.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    run: &'a [Run],
+}
+
+/// Parse a config's text (`json` selects JSON, else TOML) into its runs, with every default
+/// filled in, the backend resolved and every grid expanded (see [`parse_plan`]). `origin`
+/// names the file in messages.
+///
+/// # Errors
+/// A message naming the file, the run and the key for a syntax error, an unknown task or key,
+/// or a value the flag does not accept.
+pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, String> {
+    Ok(parse_plan(text, json, origin)?
+        .into_iter()
+        .map(|p| p.run)
+        .collect())
+}
+
+/// Parse a config's text into its planned runs: one per run table, or one per point of a run
+/// table's grid, each with every default filled in and the backend resolved.
+///
+/// # Errors
+/// As [`parse_config`]; also a grid on a tabular run (it has no validation pAUC to choose by).
+pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, String> {
+    let value: Value = if json {
+        serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?
+    } else {
+        let t: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        refuse_non_finite(&t).map_err(|e| format!("{origin}: {e}"))?;
+        serde_json::to_value(t).map_err(|e| format!("{origin}: {e}"))?
+    };
+    let Value::Object(top) = value else {
+        return Err(format!("{origin}: expected a table of settings"));
+    };
+    let tables: Vec<Value> = match (top.get("run"), top.contains_key("task")) {
+        (Some(Value::Array(runs)), false) if top.len() == 1 => runs.clone(),
+        (None, true) => vec![Value::Object(top)],
+        _ => {
+            return Err(format!(
+                "{origin}: expected either one run (a `task` key and its settings) or only \
+                 `[[run]]` tables"
+            ));
+        }
+    };
+    if tables.is_empty() {
+        return Err(format!("{origin}: no runs"));
+    }
+    let mut plan = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        let at = format!("{origin}: run {}", i + 1);
+        plan.extend(plan_table(t, i).map_err(|e| format!("{at}: {e}"))?);
+    }
+    Ok(plan)
+}
+
+/// Refuse a `nan` or `inf` in a TOML config (JSON has none), naming the run and the key: no
+/// setting takes a non-finite number, and JSON, through which a config is read, cannot hold
+/// one.
+fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
+    fn first(v: &toml::Value) -> Option<f64> {
+        match v {
+            toml::Value::Float(f) if !f.is_finite() => Some(*f),
+            toml::Value::Array(items) => items.iter().find_map(first),
+            toml::Value::Table(t) => t.values().find_map(first),
+            _ => None,
+        }
+    }
+    let check = |run: usize, table: &toml::Table| -> Result<(), String> {
+        for (key, value) in table {
+            if let Some(f) = first(value) {
+                let shown = if f.is_nan() {
+                    "nan"
+                } else if f > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
+                return Err(format!(
+                    "run {run}: {key}: the value {shown} is not finite (every setting takes a \
+                     finite number)"
+                ));
+            }
+        }
+        Ok(())
+    };
+    match top.get("run") {
+        Some(toml::Value::Array(runs)) => {
+            for (i, r) in runs.iter().enumerate() {
+                if let toml::Value::Table(t) = r {
+                    check(i + 1, t)?;
+                }
+            }
+            Ok(())
+        }
+        _ => check(1, top),
+    }
+}
+
+/// The planned runs of one run table (`group` is its index in the config).
+fn plan_table(table: &Value, group: usize) -> Result<Vec<Planned>, String> {
+    let Value::Object(map) = table else {
+        return Err("expected a table of settings".into());
+    };
+    let task = match map.get("task") {
+        Some(Value::String(t)) => t.clone(),
+        _ => return Err("no `task` key (long-tailed, chexpert or tabular)".into()),
+    };
+    let points = grid::expand(map, |key| takes_list(&task, key))?;
+    let mut plan = Vec::new();
+    for (table, point) in points {
+        let mut run = OneRun::try_parse_from(to_argv(&task, &table)?)
+            .map_err(|e| clap_message(&e))?
+            .run;
+        let grid = if point.is_empty() {
+            None
+        } else {
+            let out = match &mut run {
+                Run::LongTailed(a) => &mut a.out,
+                Run::Chexpert(a) => &mut a.out,
+                Run::Tabular(_) => {
+                    return Err("a grid needs an image task (long-tailed or chexpert): a \
+                                tabular run has no validation pAUC to choose by"
+                        .into());
+                }
+            };
+            let base = out.clone();
+            *out = grid::folder(&base, &point);
+            Some(GridMember {
+                group,
+                out: base,
+                point,
+            })
+        };
+        resolve(&mut run)?;
+        plan.push(Planned {
+            run,
+            table: group,
+            grid,
+        });
+    }
+    Ok(plan)
+}
+
+/// Whether `key` of a `task` run names a flag that takes a comma list (`positive`, `sets`).
+fn takes_list(task: &str, key: &str) -> bool {
+    let flag = flag_name(key);
+    OneRun::command()
+        .find_subcommand(task)
+        .and_then(|sub| {
+            sub.get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .map(|a| a.get_value_delimiter().is_some())
+        })
+        .unwrap_or(false)
+}
+
+/// The long flag (without `--`) of a config key.
+fn flag_name(key: &str) -> String {
+    match key {
+        // The CheXpert task's `--task` flag: `task` names the kind of run here.
+        "task_name" | "task-name" => "task".to_string(),
+        k => k.replace('_', "-"),
+    }
+}
+
+/// The command line equivalent to a run's table (grids expanded: one value per key).
+fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let mut argv = vec!["config".to_string(), task.to_string()];
+    for (key, value) in map.iter().filter(|(k, _)| *k != "task") {
+        let flag = format!("--{}", flag_name(key));
+        let scalar = |v: &Value| match v {
+            Value::String(s) => Ok(s.clone()),
+            Value::Number(n) => Ok(n.to_string()),
+            _ => Err(format!(
+                "`{key}`: expected a string or a number in the list"
+            )),
+        };
+        // `--flag=value`, so that a value starting with `-` is read as the value (and a
+        // negative budget is refused by the flag's own check).
+        let pair = |v: String| format!("{flag}={v}");
+        match value {
+            Value::Bool(true) => argv.push(flag),
+            Value::Bool(false) => {}
+            Value::String(_) | Value::Number(_) => argv.push(pair(scalar(value)?)),
+            Value::Array(items) if items.is_empty() => {}
+            Value::Array(items) => {
+                let parts: Result<Vec<String>, String> = items.iter().map(scalar).collect();
+                argv.push(pair(parts?.join(",")));
+            }
+            Value::Null => {
+                return Err(format!(
+                    "`{key}`: null is not a value (leave the key out for its default)"
+                ));
+            }
+            Value::Object(_) => {
+                return Err(format!("`{key}`: expected a value, found a table"));
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// Clap's message (up to its first blank line) on one line, with flags written as config
+/// keys (`--data-dir <DATA_DIR>` -> `data_dir`).
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let head: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let mut joined = head.join(" ");
+    // Drop value placeholders (` <EPOCHS>`).
+    while let Some(at) = joined.find(" <") {
+        let Some(len) = joined[at..].find('>') else {
+            break;
+        };
+        joined.replace_range(at..at + len + 1, "");
+    }
+    let joined = joined.strip_prefix("error: ").unwrap_or(&joined);
+    let joined = joined
+        .replace("unexpected argument", "unknown key")
+        .replace("unrecognized subcommand", "unknown task")
+        .replace(
+            "the following required arguments were not provided:",
+            "missing required key:",
+        );
+    // Flags become key names (`--data-dir` -> `data_dir`), except inside `code spans` of a
+    // value's own error (a command such as `cargo build --release --features cuda`).
+    let mut code = false;
+    joined
+        .split(' ')
+        .map(|w| {
+            let before = code;
+            code ^= w.matches('`').count() % 2 == 1;
+            match w.find("--") {
+                Some(at) if !before && !code => {
+                    format!("{}{}", &w[..at], w[at + 2..].replace('-', "_"))
+                }
+                _ => w.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Fill in what the defaults leave open: the backend, the method's learning rate and its
+/// gradient clamp (0: off).
+pub(crate) fn resolve(run: &mut Run) -> Result<(), String> {
+    let training = match run {
+        Run::LongTailed(a) => &mut a.training,
+        Run::Chexpert(a) => &mut a.training,
+        Run::Tabular(_) => return Ok(()),
+    };
+    training.backend.backend = Some(
+        training
+            .backend
+            .resolve()
+            .map_err(|e| format!("backend: {e}"))?,
+    );
+    let method_default = RunConfig::new(training.method, PathBuf::new());
+    training.lr.get_or_insert(method_default.lr);
+    training
+        .grad_clip
+        .get_or_insert(method_default.grad_clip.unwrap_or(0.0));
+    training
+        .run_config(Path::new(""))
+        .validate()
+        .map_err(|e| e.to_string())
+}
+
+/// The runs as a config file (TOML) that `rankrisk train` reads back to the same runs.
+///
+/// # Errors
+/// A message if a setting cannot be written as TOML.
+pub fn to_toml(runs: &[Run]) -> Result<String, String> {
+    toml::to_string(&Resolved { run: runs }).map_err(|e| e.to_string())
+}
+
+pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
+    Ok(read_plan(path)?.into_iter().map(|p| p.run).collect())
+}
+
+pub(crate) fn read_plan(path: &Path) -> Result<Vec<Planned>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; expected a TOML or JSON config with a `task` key or \
+                 [[run]] tables (docs/GUIDE.md, \"Training from a config\"; `rankrisk train` \
+                 without a file runs the built-in default, `--dry-run` prints it)",
+            path.display()
+        )
+    })?;
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    parse_plan(&text, json, &path.display().to_string())
+}

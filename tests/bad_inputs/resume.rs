@@ -1,0 +1,270 @@
+//! Bad inputs: a resumed run that differs from the run that wrote its checkpoint, a second
+//! run on a folder in use, and checkpoint files that were corrupted (issue 39). Each trains a
+//! tiny ResNet-20 run on the fetched Fashion-MNIST first.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rankrisk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .args(args)
+        .env_remove("BURN_DEVICE")
+        .output()
+        .unwrap()
+}
+
+/// A long-tailed run of 600 images for one pass into `out` (MB, batch 16), with the keys of
+/// `set` replacing or adding to those, written to `dir/NAME.toml`.
+fn config(dir: &Path, name: &str, out: &Path, set: &[(&str, String)]) -> PathBuf {
+    let q = |p: PathBuf| format!("{:?}", p.display().to_string());
+    let fmnist = rankrisk_datasets::fetched::item("fashion-mnist").unwrap_or_default();
+    let mut keys: Vec<(&str, String)> = vec![
+        ("task", "\"long-tailed\"".into()),
+        ("data_dir", q(fmnist)),
+        ("positive", "[3]".into()),
+        ("method", "\"mb\"".into()),
+        ("limit", "600".into()),
+        ("test_limit", "200".into()),
+        ("batch", "16".into()),
+        ("epochs", "1".into()),
+        ("bootstrap", "0".into()),
+        ("quiet", "true".into()),
+        ("out", q(out.to_path_buf())),
+    ];
+    for (k, v) in set {
+        match keys.iter_mut().find(|(key, _)| key == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => keys.push((k, v.clone())),
+        }
+    }
+    let text: String = keys.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn refused(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "no {n:?} in: {err}");
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rankrisk-resume-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_resumed_run_with_other_settings_or_data_is_refused() {
+    if rankrisk_datasets::fetched::require("fashion-mnist").is_none() {
+        return;
+    }
+    let dir = scratch("changed");
+    let out = dir.join("run");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "first", &out, &[]).to_str().unwrap(),
+    ]));
+    let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    let metrics = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    let resume = ("resume", "true".to_string());
+    type Change<'a> = (Vec<(&'a str, String)>, Vec<&'a str>);
+    let mut changes: Vec<Change> = vec![
+        (vec![("batch", "32".into())], vec!["batch: 16 then, 32 now"]),
+        (
+            vec![("limit", "700".into())],
+            vec!["limit: 600 then, 700 now"],
+        ),
+        (
+            vec![("method", "\"ce\"".into())],
+            vec!["method: \"mb\" then, \"ce\" now"],
+        ),
+        (vec![("positive", "[5]".into())], vec!["positive"]),
+    ];
+    if let Some(mnist) = rankrisk_datasets::fetched::item("mnist") {
+        changes.push((
+            vec![
+                ("data", "\"mnist\"".into()),
+                ("data_dir", format!("{:?}", mnist.display().to_string())),
+            ],
+            vec!["data: \"fashion-mnist\" then, \"mnist\" now", "data_dir"],
+        ));
+    }
+    for (k, (mut set, needles)) in changes.into_iter().enumerate() {
+        set.push(resume.clone());
+        let path = config(&dir, &format!("changed-{k}"), &out, &set);
+        let mut all = vec!["cannot resume", out.to_str().unwrap()];
+        all.extend(needles);
+        refused(&rankrisk(&["train", path.to_str().unwrap()]), &all);
+        // Nothing of the run was touched.
+        assert_eq!(
+            std::fs::read_to_string(out.join("config.toml")).unwrap(),
+            saved
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("metrics.csv")).unwrap(),
+            metrics
+        );
+    }
+    // Without the saved config.toml the checkpoint's own record of the run refuses it.
+    std::fs::remove_file(out.join("config.toml")).unwrap();
+    let path = config(
+        &dir,
+        "nocfg",
+        &out,
+        &[("batch", "8".into()), resume.clone()],
+    );
+    refused(
+        &rankrisk(&["train", path.to_str().unwrap()]),
+        &["cannot resume", "batch: 16 then, 8 now"],
+    );
+    std::fs::write(out.join("config.toml"), &saved).unwrap();
+    // The same run with a larger budget, on another backend, with progress output, resumes.
+    let more = config(
+        &dir,
+        "more",
+        &out,
+        &[
+            ("epochs", "2".into()),
+            ("backend", "\"ndarray\"".into()),
+            ("quiet", "false".into()),
+            resume,
+        ],
+    );
+    ok(&rankrisk(&["train", more.to_str().unwrap()]));
+    let after = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    assert!(after.lines().count() > metrics.lines().count(), "{after}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_second_run_on_a_folder_in_use_writes_nothing() {
+    let dir = scratch("busy");
+    let out = dir.join("run");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("config.toml"), "the first run's config\n").unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(out.join("run.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    // Needs no data: the lock is taken before anything is read or written.
+    let path = dir.join("second.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "task = \"long-tailed\"\ndata_dir = {:?}\nquiet = true\nout = {:?}\n",
+            dir.display().to_string(),
+            out.display().to_string()
+        ),
+    )
+    .unwrap();
+    refused(
+        &rankrisk(&["train", path.to_str().unwrap()]),
+        &["another run is using", out.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("config.toml")).unwrap(),
+        "the first run's config\n"
+    );
+    drop(lock);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Flip the byte in the middle of `path`.
+fn flip(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn corrupted_or_non_finite_checkpoints_are_refused() {
+    if rankrisk_datasets::fetched::require("fashion-mnist").is_none() {
+        return;
+    }
+    let dir = scratch("corrupt");
+    let good = dir.join("good");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "good", &good, &[]).to_str().unwrap(),
+    ]));
+    ok(&rankrisk(&["eval", good.to_str().unwrap()]));
+    let fresh = |name: &str| {
+        let out = dir.join(name);
+        copy_dir(&good, &out);
+        // The copy's config names its own folder.
+        let text = std::fs::read_to_string(out.join("config.toml"))
+            .unwrap()
+            .replace(good.to_str().unwrap(), out.to_str().unwrap());
+        std::fs::write(out.join("config.toml"), text).unwrap();
+        out
+    };
+    let resume = |out: &Path| {
+        let text = std::fs::read_to_string(out.join("config.toml")).unwrap();
+        let path = out.with_extension("toml");
+        std::fs::write(&path, text.replace("resume = false", "resume = true")).unwrap();
+        rankrisk(&["train", path.to_str().unwrap()])
+    };
+    // A flipped byte in each file of the training checkpoint.
+    for file in ["model.bpk", "optimizer.bpk", "state.cbor"] {
+        let out = fresh(&format!("flip-{file}"));
+        flip(&out.join("checkpoint").join(file));
+        refused(&resume(&out), &["corrupted", file, "CRC-32"]);
+    }
+    // A flipped byte in the best model, and a best model without its checksum file.
+    let out = fresh("flip-best");
+    flip(&out.join("best.bpk"));
+    refused(
+        &rankrisk(&["eval", out.to_str().unwrap()]),
+        &["corrupted", "best.bpk"],
+    );
+    let out = fresh("no-sum");
+    std::fs::remove_file(out.join("best.bpk.crc32")).unwrap();
+    refused(
+        &rankrisk(&["eval", out.to_str().unwrap()]),
+        &["corrupted", "best.bpk.crc32"],
+    );
+    // NaN weights with a matching checksum (a diverged model saved, or an edited file).
+    let out = fresh("nan");
+    let best = out.join("best.bpk");
+    let mut bytes = std::fs::read(&best).unwrap();
+    let at = (bytes.len() / 2) & !3;
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&best, bytes).unwrap();
+    rankrisk_models::checkpoint::write_checksum(&best).unwrap();
+    refused(
+        &rankrisk(&["eval", out.to_str().unwrap()]),
+        &["non-finite", "best.bpk"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
