@@ -1,7 +1,8 @@
-//! Standard output of the command line: every result line goes through [`outln!`], which
-//! returns an error instead of panicking when the output cannot be written (a full disk,
-//! `> /dev/full`), and ends the process quietly when the reader of a pipe has gone (`| head`),
-//! as Unix tools do. [`finish`] flushes what is left before the exit status is decided.
+//! Standard output of the command line: every result line goes through the crate's `outln!`
+//! macro, which returns an error instead of panicking when the output cannot be written (a full
+//! disk, `> /dev/full`), and ends the process quietly when the reader of a pipe has gone
+//! (`| head`), as Unix tools do. [`finish`] flushes what is left before the exit status is
+//! decided.
 
 use std::fmt;
 use std::io::{ErrorKind, Write};
