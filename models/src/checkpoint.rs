@@ -208,33 +208,38 @@ pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> 
     Ok(model)
 }
 
+/// One tensor that does not fit a model, in words (burn-store's own text prints shapes as Rust
+/// debug structures).
+pub(crate) fn apply_error(e: &burn::store::ApplyError) -> String {
+    use burn::store::ApplyError;
+    match e {
+        ApplyError::ShapeMismatch {
+            path,
+            expected,
+            found,
+        } => format!(
+            "`{path}` has shape {:?} in the file, {:?} in the model",
+            found.as_slice(),
+            expected.as_slice()
+        ),
+        ApplyError::DTypeMismatch {
+            path,
+            expected,
+            found,
+        } => format!("`{path}` is {found:?} in the file, {expected:?} in the model"),
+        ApplyError::AdapterError { path, message } | ApplyError::LoadError { path, message } => {
+            format!("`{path}`: {message}")
+        }
+    }
+}
+
 /// What keeps a checkpoint's tensors from fitting the model, in words: shapes or types that
 /// differ, tensors the model needs that the file lacks (a checkpoint of another architecture
 /// or configuration); `None` when everything fits.
 fn mismatch(result: &burn::store::ApplyResult) -> Option<String> {
-    use burn::store::ApplyError;
     let mut parts = Vec::new();
     if let Some(first) = result.errors.first() {
-        let what = match first {
-            ApplyError::ShapeMismatch {
-                path,
-                expected,
-                found,
-            } => format!(
-                "`{path}` has shape {:?} in the file, {:?} in the model",
-                found.as_slice(),
-                expected.as_slice()
-            ),
-            ApplyError::DTypeMismatch {
-                path,
-                expected,
-                found,
-            } => format!("`{path}` is {found:?} in the file, {expected:?} in the model"),
-            ApplyError::AdapterError { path, message }
-            | ApplyError::LoadError { path, message } => {
-                format!("`{path}`: {message}")
-            }
-        };
+        let what = apply_error(first);
         parts.push(format!(
             "{} tensors do not fit the model (the first: {what})",
             result.errors.len()

@@ -148,7 +148,11 @@ pub fn load_torchvision_densenet121(
             reason: e.to_string(),
         })?;
     if !result.errors.is_empty() {
-        let reasons: Vec<String> = result.errors.iter().map(|e| format!("{e:?}")).collect();
+        let reasons: Vec<String> = result
+            .errors
+            .iter()
+            .map(crate::checkpoint::apply_error)
+            .collect();
         return Err(PretrainedError::Mismatch {
             path: path.to_path_buf(),
             reason: reasons.join("; "),

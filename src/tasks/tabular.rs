@@ -11,7 +11,8 @@ use crate::admm::linear::solve;
 use crate::admm::{AdmmConfig, LinearData};
 use crate::loss::Loss;
 use crate::metrics::auc::{auc, pauc};
-use crate::metrics::ci::{Bootstrap, DeLong, Interval, bootstrap_interval};
+use crate::metrics::bootstrap::bootstrap_pauc_interval;
+use crate::metrics::ci::{Bootstrap, DeLong, Interval};
 use crate::metrics::{RankRange, accuracy};
 use crate::pauc::agd::{AgdSbcdConfig, schedule_steps};
 use crate::pauc::linear::{Budget, agd_sbcd_linear};
@@ -210,7 +211,7 @@ impl TabularTask {
                     .map_err(metric)?,
             ),
             test_pauc_ci: Some(
-                bootstrap_interval(&s, &test.y, &boot, |s, y| pauc(s, y, alpha, beta))
+                bootstrap_pauc_interval(&s, &test.y, &boot, alpha, beta)
                     .map(pair)
                     .map_err(metric)?,
             ),

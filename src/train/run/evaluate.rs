@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bridge::scores_to_cpu;
 use crate::metrics::auc::{auc, pauc};
-use crate::metrics::ci::{Bootstrap, DeLong, Interval, bootstrap_interval};
+use crate::metrics::bootstrap::bootstrap_pauc_interval;
+use crate::metrics::ci::{Bootstrap, DeLong, Interval};
 use crate::train::run::error::RunError;
 use crate::train::run::prefetch::for_each_batch;
 use crate::train::run::record::{TaskFigures, roc_plot};
@@ -80,7 +81,7 @@ fn intervals(
         .ok()
         .map(pair);
     let pauc_ci = (boot.resamples > 0)
-        .then(|| bootstrap_interval(scores, labels, boot, |s, y| pauc(s, y, alpha, beta)).ok())
+        .then(|| bootstrap_pauc_interval(scores, labels, boot, alpha, beta).ok())
         .flatten()
         .map(pair);
     (auc_ci, pauc_ci)
