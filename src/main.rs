@@ -1,11 +1,32 @@
 //! The `rankrisk` binary; see [`rankrisk::cli`].
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
     // SAFETY: the first line of `main`, before any other thread starts.
     unsafe { rankrisk::backend::keep_burn_default_on_cpu() };
-    rankrisk::cli::run(rankrisk::cli::Cli::parse())
+    match rankrisk::cli::Cli::try_parse() {
+        Ok(cli) => rankrisk::cli::run(cli),
+        // `--help` and `--version` print to standard output: a write that fails is an error
+        // (clap's own exit would ignore it); a closed pipe ends quietly.
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            match e.print().and_then(|()| std::io::stdout().flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(io) if io.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(io) => {
+                    // Nowhere to report a standard error that cannot be written either.
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "error: cannot write the help to standard output: {io}"
+                    );
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Err(e) => e.exit(),
+    }
 }

@@ -121,7 +121,10 @@ pub fn load_parts_as(
                             path.display()
                         ));
                     }
-                    Some(test)
+                    Some(match labels {
+                        Labels::Binary => with_training_labels(test, p, path, args.format)?,
+                        Labels::Targets => test,
+                    })
                 }
                 None => None,
             };
@@ -150,6 +153,51 @@ pub fn load_parts_as(
 
 /// Read a data file in `format` (or the one it shows), naming the format assumed and why when
 /// it does not parse.
+/// `test` (read from `test_path`) with its labels mapped as the training file's are: each
+/// reader maps its own file's larger label value to +1, so a test file with values 1 and 2
+/// beside a training file with 0 and 1 (or a test file of one value) would be labelled against
+/// the training file's meaning. The test file's values must be among the training file's.
+///
+/// # Errors
+/// A message naming both files and the first test label the training file does not have.
+fn with_training_labels(
+    mut test: Tabular,
+    test_path: &Path,
+    train_path: &Path,
+    format: FileFormat,
+) -> Result<Tabular, String> {
+    let raw = |p: &Path| read_table(p, None, Labels::Targets, format).map(|t| t.y);
+    let (train_values, test_values) = (raw(train_path)?, raw(test_path)?);
+    let mut distinct: Vec<f64> = Vec::new();
+    for &v in &train_values {
+        if !distinct.contains(&v) {
+            distinct.push(v);
+        }
+    }
+    distinct.sort_by(f64::total_cmp);
+    let positive = distinct.last().copied().unwrap_or(f64::NAN);
+    for (row, &v) in test_values.iter().enumerate() {
+        if !distinct.contains(&v) {
+            return Err(format!(
+                "{}: the label {v} of row {row} (rows counted from 0) is not one of the \
+                 training file's label values ({}) in {}; both files must use the same two values",
+                test_path.display(),
+                distinct
+                    .iter()
+                    .map(f64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                train_path.display()
+            ));
+        }
+    }
+    test.y = test_values
+        .iter()
+        .map(|&v| if v == positive { 1.0 } else { -1.0 })
+        .collect();
+    Ok(test)
+}
+
 fn read_table(
     path: &Path,
     d: Option<usize>,

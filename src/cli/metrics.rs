@@ -228,6 +228,17 @@ fn read_table(args: &MetricsArgs) -> Result<Table, String> {
         .map(|k| fields.get(k).map(str::to_string))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| at(1, e))?;
+    if header.iter().all(|h| h.parse::<f64>().is_ok()) {
+        // Read as a header, this line's numbers would be a row lost without a word.
+        return Err(at(
+            1,
+            format!(
+                "holds only numbers ({}), but the first line is the header that names the \
+                 columns; {expected}",
+                header.join(",")
+            ),
+        ));
+    }
     if header.len() < 2 {
         return Err(at(1, format!("the header has 1 column; {expected}")));
     }

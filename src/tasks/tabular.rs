@@ -65,10 +65,11 @@ impl TabularTask {
                 format!("must lie in (0, 1), got {}", self.train_share),
             );
         }
-        if !(self.q > 0.0 && self.q <= 1.0) {
+        // The range of `weights::Weights::Cvar`, which the run builds from it.
+        if !(self.q >= 0.0 && self.q < 1.0) {
             return bad(
                 "q",
-                format!("the CVaR level must lie in (0, 1], got {}", self.q),
+                format!("the CVaR level must lie in [0, 1), got {}", self.q),
             );
         }
         if !(self.mu.is_finite() && self.mu >= 0.0) {

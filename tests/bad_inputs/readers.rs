@@ -494,3 +494,52 @@ fn an_idx_header_of_a_huge_size_is_refused_before_allocating() {
         std::fs::remove_dir_all(&d).ok();
     }
 }
+
+/// Found by an independent probe: a test file whose label values differ from the training
+/// file's was mapped on its own (1 positive in training, negative in the test file), and a
+/// scores file without a header lost its first row to the header.
+#[test]
+fn a_test_file_is_labelled_as_the_training_file_and_a_scores_file_needs_its_header() {
+    refuse_all(
+        "probe",
+        &[
+            case(
+                "test labels that the training file does not have",
+                &fit("tr.csv", &["--test-file", "{dir}/te.csv"]),
+                &[
+                    "te.csv",
+                    "the label 2 of row 1",
+                    "training file's label values (0, 1)",
+                    "tr.csv",
+                ],
+            )
+            .file("tr.csv", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,1,1\n")
+            .file("te.csv", "a,b,y\n1,2,1\n3,4,2\n"),
+            case(
+                "a scores file without its header",
+                &["metrics", "{dir}/s.csv"],
+                &["s.csv, line 1", "holds only numbers", "header"],
+            )
+            .file("s.csv", "1,0.9\n0,0.2\n1,0.7\n0,0.4\n"),
+        ],
+    );
+    // A test file of one value is labelled by the training file's meaning of that value: the
+    // training file's negative class here, so a model that scores every row negative is right.
+    let d = dir("one-value");
+    std::fs::write(d.join("tr.csv"), "a,y\n-2,1\n-1,1\n1,2\n2,2\n").unwrap();
+    std::fs::write(d.join("te.csv"), "a,y\n-3,1\n-2,1\n").unwrap();
+    let out = rankrisk(&[
+        "fit-linear".into(),
+        "--train-file".into(),
+        d.join("tr.csv").display().to_string(),
+        "--test-file".into(),
+        d.join("te.csv").display().to_string(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("test accuracy 1.0000"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&d).ok();
+}

@@ -578,3 +578,37 @@ fn absurd_budgets_and_rates_of_image_runs_stop_naming_the_setting() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Found by an independent probe: `q = 1` passed the dry run but not the run (the dry run
+/// checked (0, 1], the CVaR weights need [0, 1)); `--help` to a full standard output exited 0.
+#[test]
+fn the_dry_run_checks_q_as_the_weights_do_and_help_output_errors_are_reported() {
+    let d = std::env::temp_dir().join(format!("rankrisk-bad-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let cfg = d.join("q1.toml");
+    std::fs::write(&cfg, "task = \"tabular\"\nsets = [\"australian\"]\nq = 1\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .args(["train", "--dry-run"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("q1.toml: run 1: q:") && err.contains("[0, 1), got 1"),
+        "{err}"
+    );
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        for args in [&["--help"][..], &["fit-linear", "--help"], &["--version"]] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+                .args(args)
+                .stdout(full.try_clone().unwrap())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("standard output"), "{args:?}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
