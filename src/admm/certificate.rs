@@ -57,9 +57,25 @@ pub fn certifiable(sigma: &Sigma, reg: &Regularizer) -> bool {
 
 /// The z-step's subgradient `v = rho (m - z)` of `Omega` at `z` and its conjugate
 /// `Omega^*(v) = v^T z - Omega(z)` (see the module docs).
+///
+/// The conjugate returned is an upper bound that allows for rounding: `z` is exact to about
+/// `1e-15` relative, so each `v_i` carries an error up to `rho 1e-15 (|m_i| + |z_i|)` that
+/// enters `v^T z`, and the sums round too. Raising `Omega^*(v)` by that much keeps every bound
+/// made from it a lower bound. Without it, a huge penalty (`rho = 1e50`, where `m - z` is
+/// rounding alone) certified a zero gap at `w = 0`; at the penalties the schedules use, the
+/// allowance is about `1e-15 sum_i (|m_i| + |z_i|) |z_i|`, far below any tolerance.
 pub fn subgradient(loss: &Loss, sigma: &Sigma, rho: f64, m: &[f64], z: &[f64]) -> (Vec<f64>, f64) {
+    const REL: f64 = 1e-15;
     let v: Vec<f64> = m.iter().zip(z).map(|(mi, zi)| rho * (mi - zi)).collect();
-    let conj = dot(&v, z) - sigma.rank_loss(loss, z);
+    let omega = sigma.rank_loss(loss, z);
+    let rounding: f64 = m
+        .iter()
+        .zip(z)
+        .zip(&v)
+        .map(|((mi, zi), vi)| (rho * REL * (mi.abs() + zi.abs()) + REL * vi.abs()) * zi.abs())
+        .sum::<f64>()
+        + REL * omega.abs() * z.len() as f64;
+    let conj = dot(&v, z) - omega + rounding;
     (v, conj)
 }
 

@@ -612,3 +612,33 @@ fn the_dry_run_checks_q_as_the_weights_do_and_help_output_errors_are_reported() 
     }
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// Found by an independent probe: at a penalty of 1e50 the z-step's `m - z` is rounding alone,
+/// and the duality-gap certificate built from it certified `w = 0` (objective log 2 on
+/// australian, the optimum 0.3211) as converged with gap 0. A certificate now allows for its
+/// rounding: such a run is reported as not converged.
+#[test]
+fn a_huge_penalty_never_certifies_a_wrong_point() {
+    let d = std::env::temp_dir().join(format!("rankrisk-bad-rho-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let json = d.join("r.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .args(["fit-linear", "--data", "australian", "--rho", "fixed:1e50"])
+        .args(["--max-iter", "200", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let objective = report["objective"].as_f64().unwrap();
+    assert!(objective > 0.5, "the run is stuck at w = 0: {objective}");
+    assert_eq!(
+        report["converged"],
+        serde_json::Value::Bool(false),
+        "{report}"
+    );
+    assert!(err.contains("before converging"), "{err}");
+    std::fs::remove_dir_all(&d).ok();
+}
