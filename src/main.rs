@@ -16,13 +16,10 @@ fn main() -> ExitCode {
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             match e.print().and_then(|()| std::io::stdout().flush()) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(io) if io.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(io) => {
+                    let message = rankrisk::cli::output::write_error(io);
                     // Nowhere to report a standard error that cannot be written either.
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "error: cannot write the help to standard output: {io}"
-                    );
+                    let _ = writeln!(std::io::stderr(), "error: {message}");
                     ExitCode::from(2)
                 }
             }

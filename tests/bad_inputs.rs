@@ -143,16 +143,27 @@ fn run(c: &Case, dir: &Path) {
     }
 }
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rankrisk-bad-{}", std::process::id()));
+/// An empty scratch folder `name` of this process (each test takes its own name: the tests of
+/// this binary run in parallel).
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rankrisk-bad-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
+/// Run the binary with `args` (no `BURN_DEVICE` from the caller's environment).
+fn rankrisk<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .args(args)
+        .env_remove("BURN_DEVICE")
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn every_bad_input_is_exit_2_with_a_message_naming_it() {
-    let dir = scratch();
+    let dir = scratch("table");
     let fit = |file: &'static str| -> Vec<&'static str> {
         vec![
             "fit-linear",
@@ -425,7 +436,7 @@ fn every_bad_input_is_exit_2_with_a_message_naming_it() {
 }
 
 // Classes of bad input with their own tests (issue 39), each in its own file under
-// tests/bad_inputs/: they reuse `Case`, `case`, `run` and `scratch` above.
+// tests/bad_inputs/: they reuse `Case`, `case`, `run`, `scratch` and `rankrisk` above.
 #[path = "bad_inputs/metrics_scale.rs"]
 mod metrics_scale;
 #[path = "bad_inputs/readers.rs"]

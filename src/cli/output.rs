@@ -26,7 +26,7 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     out.write_fmt(args)
         .and_then(|()| out.write_all(b"\n"))
-        .map_err(failed)
+        .map_err(write_error)
 }
 
 /// Flush standard output (the last line of a `print!` without a newline).
@@ -34,11 +34,12 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<(), String> {
 /// # Errors
 /// As [`write_line`].
 pub fn finish() -> Result<(), String> {
-    std::io::stdout().flush().map_err(failed)
+    std::io::stdout().flush().map_err(write_error)
 }
 
-/// The message of a failed write; a reader that went away ends the process quietly.
-fn failed(e: std::io::Error) -> String {
+/// The message of a failed write to standard output; a reader that went away (a closed pipe)
+/// ends the process quietly instead, with status 0.
+pub fn write_error(e: std::io::Error) -> String {
     if e.kind() == ErrorKind::BrokenPipe {
         std::process::exit(0);
     }

@@ -119,6 +119,17 @@ pub fn save<M: Module, S: Serialize>(
     std::fs::rename(&new, dir).map_err(fs_error(dir))
 }
 
+/// The checkpoint folder to read for `dir` and the previous checkpoint beside it: `dir`, or
+/// `checkpoint.prev` when a kill between the renames of [`save`] left no `dir` (then no other).
+fn current(dir: &Path) -> (PathBuf, Option<PathBuf>) {
+    let prev = sibling(dir, "prev");
+    match (dir.is_dir(), prev.is_dir()) {
+        (false, true) => (prev, None),
+        (_, true) => (dir.to_path_buf(), Some(prev)),
+        (_, false) => (dir.to_path_buf(), None),
+    }
+}
+
 /// What [`load`] returns: model, anchor (if one was saved), optimizer, CPU state.
 pub type Loaded<M, S> = (M, Option<M>, ModuleOptimizer, S);
 
@@ -133,12 +144,8 @@ pub fn load<M: Module, S: DeserializeOwned>(
     model: M,
     optim: ModuleOptimizer,
 ) -> Result<Loaded<M, S>, TrainCheckpointError> {
-    let prev = sibling(dir, "prev");
-    let (dir, other) = if !dir.is_dir() && prev.is_dir() {
-        (prev.as_path(), None)
-    } else {
-        (dir, prev.is_dir().then_some(prev.as_path()))
-    };
+    let (dir, other) = current(dir);
+    let (dir, other) = (dir.as_path(), other.as_deref());
     // Every file is checked against its checksum before any is read, so that a corrupted
     // checkpoint is refused whole (naming the previous one, which may be intact).
     let anchor_path = dir.join(ANCHOR);
@@ -187,13 +194,7 @@ pub fn load<M: Module, S: DeserializeOwned>(
 /// # Errors
 /// [`TrainCheckpointError`] naming a missing, corrupted or unreadable state file.
 pub fn read_state<S: DeserializeOwned>(dir: &Path) -> Result<S, TrainCheckpointError> {
-    let prev = sibling(dir, "prev");
-    let dir = if !dir.is_dir() && prev.is_dir() {
-        prev.as_path()
-    } else {
-        dir
-    };
-    let state_path = dir.join(STATE);
+    let state_path = current(dir).0.join(STATE);
     checkpoint::verify_checksum(&state_path)?;
     decode_state(&state_path)
 }

@@ -3,21 +3,7 @@
 //! and the column, never skipped; non-finite scores and labels other than +1/-1 or 1/0 are
 //! errors naming the value; huge inputs end in an error, never an abort.
 
-use std::path::PathBuf;
-
-use super::{case, leak, run};
-
-/// A scratch folder of this module's own (the shared one is emptied by each test that takes it,
-/// and the tests of this binary run in parallel).
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "rankrisk-bad-metrics-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use super::{case, leak, run, scratch};
 
 /// `rankrisk metrics {dir}/FILE` and more arguments.
 fn metrics(file: &str, more: &[&'static str]) -> Vec<&'static str> {
@@ -28,7 +14,7 @@ fn metrics(file: &str, more: &[&'static str]) -> Vec<&'static str> {
 
 #[test]
 fn every_bad_row_of_a_scores_file_names_its_line_and_column() {
-    let d = dir("rows");
+    let d = scratch("rows");
     let cases = [
         case(
             "a score that is not a number",
@@ -162,7 +148,7 @@ fn every_bad_row_of_a_scores_file_names_its_line_and_column() {
 
 #[test]
 fn huge_inputs_are_errors_not_aborts() {
-    let d = dir("huge");
+    let d = scratch("huge");
     // A line of 17 MiB without a line break: refused at its length, not held.
     let mut endless = b"label,score\n1,0.5\n0,".to_vec();
     endless.extend(std::iter::repeat_n(b'7', 17 << 20));

@@ -4,22 +4,11 @@
 //! allocated; the format of a file is chosen robustly (and can be forced), and an error says
 //! which format was assumed and why; a file that is not UTF-8 says so.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-use super::{CX_HEADER, Case, case, chexpert_files, cx_config, cx_rows, leak, run};
-
-/// A scratch folder of this module's own (the shared one is emptied by each test that takes
-/// it, and the tests of this binary run in parallel).
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "rankrisk-bad-readers-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use super::{
+    CX_HEADER, Case, case, chexpert_files, cx_config, cx_rows, leak, rankrisk, run, scratch,
+};
 
 /// `fit-linear --train-file {dir}/FILE` and more arguments.
 fn fit(file: &str, more: &[&'static str]) -> Vec<&'static str> {
@@ -50,17 +39,9 @@ fn no_debug_output(c: &Case, dir: &Path) {
     }
 }
 
-fn rankrisk(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .args(args)
-        .env_remove("BURN_DEVICE")
-        .output()
-        .unwrap()
-}
-
 /// Run every case (exit status 2, the needles, no panic, no debug structure).
 fn refuse_all(name: &str, cases: &[Case]) {
-    let d = dir(name);
+    let d = scratch(name);
     for c in cases {
         run(c, &d);
         no_debug_output(c, &d);
@@ -259,7 +240,7 @@ fn libsvm_indices_must_increase_and_sizes_are_checked() {
 
 #[test]
 fn a_libsvm_file_starting_with_a_comment_or_a_label_only_row_is_read_as_libsvm() {
-    let d = dir("libsvm-first");
+    let d = scratch("libsvm-first");
     // No extension to go by: the comment and the label-only row are skipped when choosing the
     // format. Without the label-only row the data would hold one class only (refused), so a
     // success means every row was read.
@@ -344,7 +325,7 @@ fn huge_generated_sets_are_refused_before_allocating() {
 
 #[test]
 fn a_file_that_is_not_utf8_says_so() {
-    let cfg_dir = dir("utf8-cx");
+    let cfg_dir = scratch("utf8-cx");
     let mut csv = cx_rows(CX_HEADER);
     // Row 3 (line 4): a Latin-1 byte in the sex column.
     csv = csv.replacen("Female", "F\u{e9}male", 3);
@@ -465,7 +446,7 @@ fn an_idx_header_of_a_huge_size_is_refused_before_allocating() {
             ][..],
         ),
     ] {
-        let d = dir(if gz { "idx-gz" } else { "idx" });
+        let d = scratch(if gz { "idx-gz" } else { "idx" });
         let mut c = case(
             "IDX header of a huge size",
             &["train", "{dir}/idx.toml"],
@@ -525,7 +506,7 @@ fn a_test_file_is_labelled_as_the_training_file_and_a_scores_file_needs_its_head
     );
     // A test file of one value is labelled by the training file's meaning of that value: the
     // training file's negative class here, so a model that scores every row negative is right.
-    let d = dir("one-value");
+    let d = scratch("one-value");
     std::fs::write(d.join("tr.csv"), "a,y\n-2,1\n-1,1\n1,2\n2,2\n").unwrap();
     std::fs::write(d.join("te.csv"), "a,y\n-3,1\n-2,1\n").unwrap();
     let out = rankrisk(&[

@@ -3,15 +3,9 @@
 //! tiny ResNet-20 run on the fetched Fashion-MNIST first.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn rankrisk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .args(args)
-        .env_remove("BURN_DEVICE")
-        .output()
-        .unwrap()
-}
+use super::{rankrisk, scratch};
 
 /// A long-tailed run of 600 images for one pass into `out` (MB, batch 16), with the keys of
 /// `set` replacing or adding to those, written to `dir/NAME.toml`.
@@ -58,13 +52,6 @@ fn refused(out: &Output, needles: &[&str]) {
     for n in needles {
         assert!(err.contains(n), "no {n:?} in: {err}");
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rankrisk-resume-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

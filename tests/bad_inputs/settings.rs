@@ -4,30 +4,9 @@
 //! checked only after the work. Each row expects exit status 2 and a message naming the
 //! setting; rows that must succeed run the binary directly.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-use super::{Case, case, leak, run};
-
-/// This module's own scratch folder (the table's `scratch()` folder is shared by the tests of
-/// one process, which run in parallel).
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "rankrisk-bad-settings-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn rankrisk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .args(args)
-        .env_remove("BURN_DEVICE")
-        .output()
-        .unwrap()
-}
+use super::{Case, case, leak, rankrisk, run, scratch};
 
 /// A CSV training file (label last) with both classes.
 const TRAIN_CSV: &str = "1,2,1\n3,4,0\n5,6,1\n7,1,0\n2,2,1\n6,3,0\n4,5,1\n1,7,0\n";
@@ -583,15 +562,10 @@ fn absurd_budgets_and_rates_of_image_runs_stop_naming_the_setting() {
 /// checked (0, 1], the CVaR weights need [0, 1)); `--help` to a full standard output exited 0.
 #[test]
 fn the_dry_run_checks_q_as_the_weights_do_and_help_output_errors_are_reported() {
-    let d = std::env::temp_dir().join(format!("rankrisk-bad-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch("probe-q");
     let cfg = d.join("q1.toml");
     std::fs::write(&cfg, "task = \"tabular\"\nsets = [\"australian\"]\nq = 1\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .args(["train", "--dry-run"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let out = rankrisk(&["train".as_ref(), "--dry-run".as_ref(), cfg.as_os_str()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -619,15 +593,20 @@ fn the_dry_run_checks_q_as_the_weights_do_and_help_output_errors_are_reported() 
 /// rounding: such a run is reported as not converged.
 #[test]
 fn a_huge_penalty_never_certifies_a_wrong_point() {
-    let d = std::env::temp_dir().join(format!("rankrisk-bad-rho-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch("rho");
     let json = d.join("r.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"))
-        .args(["fit-linear", "--data", "australian", "--rho", "fixed:1e50"])
-        .args(["--max-iter", "200", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
+    let json_arg = json.to_str().unwrap();
+    let out = rankrisk(&[
+        "fit-linear",
+        "--data",
+        "australian",
+        "--rho",
+        "fixed:1e50",
+        "--max-iter",
+        "200",
+        "--json",
+        json_arg,
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let report: serde_json::Value =
