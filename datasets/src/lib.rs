@@ -66,3 +66,4 @@ pub use tabular::read::{
     read_csv_as, read_delimited_as, read_libsvm, read_libsvm_as, read_table,
 };
 pub use tabular::synthetic::{SyntheticConfig, make_classification};
+pub use text::read_text;

@@ -5,12 +5,12 @@ use std::path::Path;
 
 use crate::error::DataError;
 
-/// The text of `path`.
+/// The text of `path` (data files, and `rankrisk train`'s config files).
 ///
 /// # Errors
 /// [`DataError::Io`] for an unreadable file, [`DataError::NotUtf8`] for bytes that are not
 /// UTF-8.
-pub(crate) fn read_text(path: &Path) -> Result<String, DataError> {
+pub fn read_text(path: &Path) -> Result<String, DataError> {
     let bytes = std::fs::read(path).map_err(|source| DataError::Io {
         path: path.to_path_buf(),
         source,

@@ -109,9 +109,22 @@ pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
         reason,
     };
     if !path.is_file() {
+        let reason = if path.is_dir() {
+            let model = path.join("model.bpk");
+            if model.is_file() {
+                format!(
+                    "a folder, not a checkpoint file; its model weights are {}",
+                    model.display()
+                )
+            } else {
+                "a folder, not a checkpoint file (a .bpk file)".into()
+            }
+        } else {
+            "no such file".into()
+        };
         return Err(CheckpointError::Load {
             path: path.to_path_buf(),
-            reason: "no such file".into(),
+            reason,
         });
     }
     let sum = checksum_path(path);
@@ -194,7 +207,7 @@ pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> 
         .allow_partial(true);
     let result = model
         .load_from(&mut store)
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| fail(undecodable(&e.to_string())))?;
     if let Some(reason) = mismatch(&result) {
         return Err(fail(reason));
     }
@@ -206,6 +219,19 @@ pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> 
         });
     }
     Ok(model)
+}
+
+/// A Burnpack file that passed its checksum but does not decode, in words: the store's own
+/// text (such as `Syntax(2276)` from the header's CBOR) kept as the detail.
+pub fn undecodable(detail: &str) -> String {
+    let detail = detail
+        .trim_start_matches("Record I/O error: ")
+        .trim_start_matches("Record validation error: ");
+    format!(
+        "the file does not decode as a Burnpack record of this version (written by another \
+         program or version, or altered and its checksum file rewritten); the reader said: \
+         {detail}"
+    )
 }
 
 /// One tensor that does not fit a model, in words (burn-store's own text prints shapes as Rust

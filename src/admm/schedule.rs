@@ -261,7 +261,8 @@ impl RhoSchedule {
                 period,
             } => {
                 let e = ((k as i64 + 1) - offset).div_euclid(period);
-                rho0 * base.powi(e as i32)
+                // `powi` as before for the exponents it takes; `e as i32` wrapped beyond them.
+                rho0 * i32::try_from(e).map_or_else(|_| base.powf(e as f64), |e| base.powi(e))
             }
             RhoSchedule::Residual {
                 slow,
@@ -495,7 +496,10 @@ impl Default for GammaSchedule {
 impl GammaSchedule {
     /// `gamma_k`.
     pub fn at(&self, k: usize) -> f64 {
-        (self.gamma0 * self.decay.powi(k as i32)).max(self.floor)
+        // `powi` as before for the counts it takes; `k as i32` wrapped to a negative power.
+        let power =
+            i32::try_from(k).map_or_else(|_| self.decay.powf(k as f64), |k| self.decay.powi(k));
+        (self.gamma0 * power).max(self.floor)
     }
 }
 

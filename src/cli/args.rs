@@ -127,6 +127,7 @@ pub struct TrainingArgs {
     /// the objective's state stays one; the first, a backend of this machine, is the run's
     /// backend (it overrides `--backend`).
     #[arg(long, value_delimiter = ',')]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceSpec>,
     /// Seed of the split, the initialization, the samplers and the augmentation.
     #[arg(long, default_value_t = 0)]
@@ -223,6 +224,7 @@ pub struct LongTailedArgs {
     /// Positive classes, comma-separated (default: 3, the cats of CIFAR-10; birds for
     /// Tiny-ImageNet).
     #[arg(long, value_delimiter = ',')]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub positive: Vec<u16>,
     /// Imbalance factor of the long-tailed profile (the rarest class keeps this share of the
     /// most frequent one; 1 keeps every image).

@@ -248,7 +248,12 @@ fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, String> 
             Value::Bool(true) => argv.push(flag),
             Value::Bool(false) => {}
             Value::String(_) | Value::Number(_) => argv.push(pair(scalar(value)?)),
-            Value::Array(items) if items.is_empty() => {}
+            // An empty list would silently mean the default (`positive = []` is class 3).
+            Value::Array(items) if items.is_empty() => {
+                return Err(format!(
+                    "`{key}`: an empty list; leave the key out for its default"
+                ));
+            }
             Value::Array(items) => {
                 let parts: Result<Vec<String>, String> = items.iter().map(scalar).collect();
                 argv.push(pair(parts?.join(",")));
@@ -343,21 +348,86 @@ pub fn to_toml(runs: &[Run]) -> Result<String, String> {
     toml::to_string(&Resolved { run: runs }).map_err(|e| e.to_string())
 }
 
+/// The runs of a run folder's saved `config.toml` (for `eval` and `--resume`). Folders saved
+/// before 2026-11-25 hold an unset list as `[]` (`positive = []`, `devices = []`), which
+/// meant the default when they were written: those keys are read as left out, where a
+/// config a user writes is refused for them.
 pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
-    Ok(read_plan(path)?.into_iter().map(|p| p.run).collect())
+    let text = read_config_text(path)?;
+    let text = match toml::from_str::<toml::Table>(&text) {
+        Ok(mut top) => {
+            let drop_empty = |t: &mut toml::Table| {
+                t.retain(|_, v| !matches!(v, toml::Value::Array(a) if a.is_empty()));
+            };
+            drop_empty(&mut top);
+            if let Some(toml::Value::Array(runs)) = top.get_mut("run") {
+                for r in runs.iter_mut() {
+                    if let toml::Value::Table(t) = r {
+                        drop_empty(t);
+                    }
+                }
+            }
+            toml::to_string(&top).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        // Not TOML: the parser below names the error.
+        Err(_) => text,
+    };
+    let plan = parse_plan(&text, false, &path.display().to_string())?;
+    Ok(plan.into_iter().map(|p| p.run).collect())
 }
 
 pub(crate) fn read_plan(path: &Path) -> Result<Vec<Planned>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read {}: {e}; expected a TOML or JSON config with a `task` key or \
-                 [[run]] tables (docs/GUIDE.md, \"Training from a config\"; `rankrisk train` \
-                 without a file runs the built-in default, `--dry-run` prints it)",
-            path.display()
-        )
-    })?;
+    let text = read_config_text(path)?;
     let json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     parse_plan(&text, json, &path.display().to_string())
+}
+
+/// The text of a config file, naming the file and what it should hold when it cannot be read.
+fn read_config_text(path: &Path) -> Result<String, String> {
+    rankrisk_datasets::read_text(path).map_err(|e| match e {
+        rankrisk_datasets::DataError::Io { source: e, .. } => format!(
+            "cannot read {}: {e}; expected a TOML or JSON config with a `task` key or \
+                 [[run]] tables (docs/GUIDE.md, \"Training from a config\"; `rankrisk train` \
+                 without a file runs the built-in default, `--dry-run` prints it)",
+            path.display()
+        ),
+        other => other.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run folder saved before empty lists were refused still reads (its `[]` meant the
+    /// default), while a config a user writes with `positive = []` is refused.
+    #[test]
+    fn saved_empty_lists_read_as_defaults_but_user_configs_refuse_them() {
+        let dir = std::env::temp_dir().join(format!("rankrisk-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(
+            &path,
+            "[[run]]\ntask = \"long-tailed\"\npositive = []\ndevices = []\nepochs = 3\n",
+        )
+        .unwrap();
+        let runs = read_config(&path).unwrap();
+        let [Run::LongTailed(a)] = runs.as_slice() else {
+            panic!("expected one long-tailed run: {runs:?}");
+        };
+        assert!(a.positive.is_empty() && a.training.devices.is_empty());
+        assert_eq!(a.training.epochs, 3);
+        let e = read_plan(&path).map(|_| ()).unwrap_err();
+        assert!(e.contains("an empty list; leave the key out"), "{e}");
+        // The resolved form leaves the unset lists out, so it reads back either way.
+        let text = to_toml(&runs).unwrap();
+        assert!(
+            !text.contains("positive") && !text.contains("devices"),
+            "{text}"
+        );
+        assert!(parse_plan(&text, false, "resolved").is_ok());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

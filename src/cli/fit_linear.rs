@@ -394,7 +394,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
 /// A message for the user.
 pub fn run(args: &FitLinearArgs) -> Result<(), String> {
     if let Some(path) = &args.json {
-        super::paths::check_file(path, "--json")?;
+        super::paths::check_output(path, "--json", &args.input.files())?;
     }
     let report = fit(args)?;
     // Figures that do not exist (no test file) are left out, never printed as NaN.

@@ -64,6 +64,15 @@ pub struct DataArgs {
 }
 
 impl DataArgs {
+    /// The files the options read (the training and test files).
+    pub fn files(&self) -> Vec<&Path> {
+        [&self.train_file, &self.test_file]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path)
+            .collect()
+    }
+
     /// A built-in set by name.
     pub fn builtin(name: &str) -> Self {
         DataArgs {

@@ -421,7 +421,7 @@ fn interval(i: &Interval) -> String {
 /// As [`report`]; an unwritable JSON file.
 pub fn run(args: &MetricsArgs) -> Result<(), String> {
     if let Some(path) = &args.json {
-        super::paths::check_file(path, "--json")?;
+        super::paths::check_output(path, "--json", &[args.input.as_path()])?;
     }
     let r = report(args)?;
     let pct = 100.0 * r.bootstrap.level;

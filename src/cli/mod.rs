@@ -15,6 +15,7 @@ pub mod eval;
 pub mod fit_linear;
 pub mod fit_pauc;
 pub mod fit_pdprox;
+pub mod fit_sorr;
 pub mod grid;
 pub mod linear_data;
 pub mod metrics;
@@ -50,7 +51,7 @@ pub enum Command {
     /// Maximize the partial AUC over an FPR range for a linear model (AGD-SBCD or a baseline).
     FitPauc(Box<fit_pauc::FitPaucArgs>),
     /// Minimize the sum of ranked range (SoRR) loss for a linear model (AGD or DCA).
-    FitSorr(Box<fit_pauc::FitSorrArgs>),
+    FitSorr(Box<fit_sorr::FitSorrArgs>),
     /// Train from a TOML/JSON config (image tasks, tabular sets); without a config, the
     /// built-in default on real data; prints the resolved config and a results table.
     Train(train::TrainArgs),
@@ -75,7 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Pava(args) => pava::run(&args),
         Command::FitLinear(args) => fit_linear::run(&args),
         Command::FitPauc(args) => fit_pauc::run(&args),
-        Command::FitSorr(args) => fit_pauc::run_sorr(&args),
+        Command::FitSorr(args) => fit_sorr::run(&args),
         Command::Smoke(args) => smoke::run_command(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Train(args) => train::run(&args),

@@ -48,6 +48,30 @@ pub fn check_file(path: &Path, what: &str) -> Result<(), String> {
     }
 }
 
+/// [`check_file`] for an output file that must not be one of the command's `inputs`
+/// (`--json` naming the training file would replace the data with the report).
+///
+/// # Errors
+/// As [`check_file`]; a message naming both paths when they are the same file.
+pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), String> {
+    check_file(path, what)?;
+    let Ok(out) = path.canonicalize() else {
+        // Not there yet: it cannot be an input that was read.
+        return Ok(());
+    };
+    match inputs
+        .iter()
+        .find(|input| input.canonicalize().is_ok_and(|i| i == out))
+    {
+        Some(input) => Err(format!(
+            "{what} {}: is the input file {}; writing the report would replace it",
+            path.display(),
+            input.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Check that the output folder `path` can be made and written: an existing path must be a
 /// folder we can create files in; a missing one needs its nearest existing ancestor to be a
 /// folder we can create files in (the run creates the rest). `what` names the setting in the

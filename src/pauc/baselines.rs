@@ -160,9 +160,10 @@ pub fn run(
     let mut history = Vec::new();
     let mut samples = 0.0;
     // Sample visits allowed in all (None: unbounded) and outer iterations or passes allowed.
-    let (max_samples, max_outer) = match cfg.budget {
-        Budget::Outer(k) => (f64::INFINITY, k),
-        Budget::Epochs(e) => ((e * n_total).floor(), usize::MAX),
+    let visits = cfg.budget.sample_visits(n_pos + n_neg)?;
+    let (max_samples, max_outer) = match (cfg.budget, visits) {
+        (Budget::Outer(k), _) => (f64::INFINITY, k),
+        (Budget::Epochs(e), visits) => (visits.unwrap_or((e * n_total).floor()), usize::MAX),
     };
     if let (Baseline::Dca | Baseline::ProxDca, Budget::Outer(k)) = (which, cfg.budget)
         && schedule_steps(cfg.t_scale, k, 1).is_none()

@@ -134,7 +134,38 @@ impl Budget {
             _ => Ok(()),
         }
     }
+
+    /// The sample visits a budget of passes allows over `n_total` samples,
+    /// `floor(e (N+ + N-))`, and `None` for a budget of outer iterations.
+    ///
+    /// # Errors
+    /// [`PaucError::Setting`] (`budget_epochs`) when the visits exceed 2^53, where counting
+    /// them in `f64` stops being exact (a budget such as `1e30` would otherwise saturate the
+    /// step count and never end).
+    pub fn sample_visits(&self, n_total: usize) -> Result<Option<f64>, PaucError> {
+        self.validate()?;
+        match *self {
+            Budget::Outer(_) => Ok(None),
+            Budget::Epochs(e) => {
+                let visits = (e * n_total as f64).floor();
+                if visits > MAX_SAMPLE_VISITS {
+                    return Err(PaucError::Setting {
+                        name: "budget_epochs",
+                        message: format!(
+                            "{e} passes over {n_total} samples are {visits:e} sample visits, \
+                             more than the 2^53 that can be counted exactly"
+                        ),
+                    });
+                }
+                Ok(Some(visits))
+            }
+        }
+    }
 }
+
+/// The most sample visits a budget of passes may allow: 2^53, the last integer an `f64`
+/// counts exactly.
+pub const MAX_SAMPLE_VISITS: f64 = 9_007_199_254_740_992.0;
 
 /// [`PaucError::Setting`] for a budget of `passes` passes that allows `steps` steps of
 /// `per_step` samples, fewer than the `needed` of one iteration.
@@ -162,7 +193,7 @@ pub fn agd_sbcd_linear(
     cfg: &AgdSbcdConfig,
     budget: Budget,
 ) -> Result<(Vec<f64>, Vec<AgdRecord>), PaucError> {
-    budget.validate()?;
+    let visits = budget.sample_visits(data.n_pos() + data.n_neg())?;
     let (n_pos, n_neg) = (data.n_pos(), data.n_neg());
     let cfg = AgdSbcdConfig {
         i: cfg.i.min(n_pos),
@@ -183,7 +214,7 @@ pub fn agd_sbcd_linear(
             Some(usize::MAX)
         }
         Budget::Epochs(e) => {
-            let steps = (e * n_total / per_step).floor();
+            let steps = (visits.unwrap_or(e * n_total) / per_step).floor();
             if steps < solver.calls() as f64 {
                 return Err(budget_too_small(e, steps, solver.calls()));
             }

@@ -181,7 +181,7 @@ pub fn load<M: Module, S: DeserializeOwned>(
         .load(&optim_path)
         .map_err(|e| TrainCheckpointError::Optimizer {
             path: optim_path.clone(),
-            reason: e.to_string(),
+            reason: checkpoint::undecodable(&e.to_string()),
         })?;
     let state = decode_state(&state_path)?;
     Ok((model, anchor, optim, state))

@@ -157,6 +157,16 @@ fn meaningless_solver_settings_are_refused_naming_the_setting() {
             &pa(&["--solver", "mb", "--epochs", "18446744073709551615"]),
             &["epochs", "overflow"],
         ),
+        case(
+            "a budget of passes whose sample visits saturate the counts",
+            &pa(&["--budget-epochs", "1e30"]),
+            &["budget_epochs", "2^53"],
+        ),
+        case(
+            "a baseline's budget of passes beyond the counts",
+            &pa(&["--solver", "subgrad", "--budget-epochs", "1e30"]),
+            &["budget_epochs", "2^53"],
+        ),
         // fit-sorr.
         case(
             "fit-sorr with zero epochs",
@@ -167,6 +177,16 @@ fn meaningless_solver_settings_are_refused_naming_the_setting() {
             "fit-sorr with a negative c",
             &so(&["--c=-2"]),
             &["--c must be a positive finite number, got -2"],
+        ),
+        case(
+            "fit-pauc whose steps diverge to a huge finite objective",
+            &pa(&["--solver", "mb", "--c", "1e300"]),
+            &["mb diverged", "lower --c"],
+        ),
+        case(
+            "fit-sorr whose constant steps diverge",
+            &so(&["--solver", "dca", "--lr", "1e200"]),
+            &["diverged"],
         ),
         case(
             "fit-sorr with empty batches",
@@ -238,6 +258,26 @@ fn dry_run_checks_what_the_run_checks() {
             &["run 1: outer", "overflow"],
         )
         .file("tab-outer-big.toml", "task = \"tabular\"\nouter = 1000000000\n"),
+        // Found by a probe: an empty list meant the default (class 3, the four sets).
+        case(
+            "an empty list of positive classes",
+            &train("pos-empty.toml"),
+            &["pos-empty.toml: run 1: `positive`: an empty list", "leave the key out"],
+        )
+        .file("pos-empty.toml", "task = \"long-tailed\"\npositive = []\n"),
+        case(
+            "an empty list of tabular sets",
+            &train("sets-empty.toml"),
+            &["run 1: `sets`: an empty list"],
+        )
+        .file("sets-empty.toml", "task = \"tabular\"\nsets = []\n"),
+        // Found by a probe: the run refused this only after writing config.toml and run.lock.
+        case(
+            "epochs whose step count overflows whatever the data",
+            &train("ep.toml"),
+            &["ep.toml: run 1: epochs", "overflow", "at most"],
+        )
+        .file("ep.toml", "task = \"long-tailed\"\nepochs = 9223372036854775807\n"),
         // Long-tailed runs: a positive class the data set does not have, all classes positive.
         case(
             "positive class out of range",
@@ -619,5 +659,33 @@ fn a_huge_penalty_never_certifies_a_wrong_point() {
         "{report}"
     );
     assert!(err.contains("before converging"), "{err}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Found by an independent probe: `--json` naming the training file replaced the data with
+/// the report. Every command with `--json` refuses its own input before reading it.
+#[test]
+fn a_json_report_never_replaces_an_input_file() {
+    let d = scratch("json-input");
+    let train = d.join("train.csv");
+    std::fs::write(&train, TRAIN_CSV).unwrap();
+    let t = train.to_str().unwrap();
+    for args in [
+        vec!["fit-linear", "--train-file", t, "--json", t],
+        vec!["fit-pauc", "--train-file", t, "--json", t],
+        vec!["fit-sorr", "--train-file", t, "--range", "1,4", "--json", t],
+    ] {
+        let out = rankrisk(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is the input file"), "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&train).unwrap(), TRAIN_CSV);
+    }
+    let scores = d.join("scores.csv");
+    std::fs::write(&scores, "score,label\n0.9,1\n0.1,0\n0.4,1\n0.3,0\n").unwrap();
+    let s = scores.to_str().unwrap();
+    let out = rankrisk(&["metrics", s, "--json", s]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the input file"));
     std::fs::remove_dir_all(&d).ok();
 }

@@ -57,6 +57,12 @@ enum Role {
 /// A field of a row as a finite number, or the message saying why not (column counted from 1).
 fn parse_field(field: &str, column: usize, role: Role, sep: char) -> Result<f64, String> {
     match field.parse::<f64>() {
+        Ok(v) if v.is_finite() && matches!(role, Role::Feature) && v.abs() > super::MAX_FEATURE => {
+            Err(format!(
+                "column {column}: the value '{field}' is beyond +-1e100, where the features' \
+             squares and sums overflow; rescale the column"
+            ))
+        }
         Ok(v) if v.is_finite() => Ok(v),
         Ok(v) => {
             let what = match role {
@@ -261,6 +267,16 @@ mod tests {
         let e = csv_err("1,2,1\n3,nan,0\n");
         assert!(
             e.contains("line 2: column 2: the value 'nan' is not finite"),
+            "{e}"
+        );
+        let e = csv_err("1,2,1\n3,-1e300,0\n");
+        assert!(
+            e.contains("line 2: column 2: the value '-1e300' is beyond +-1e100"),
+            "{e}"
+        );
+        let e = csv_err("1,2,1\n3,inf,0\n");
+        assert!(
+            e.contains("line 2: column 2: the value 'inf' is not finite"),
             "{e}"
         );
         let e = csv_err("1,2,1\n3,4,-inf\n");

@@ -70,6 +70,12 @@ pub(crate) fn parse_libsvm(
             }
             previous = Some(i);
             let v = match v_text.parse::<f64>() {
+                Ok(v) if v.abs() > super::MAX_FEATURE && v.is_finite() => {
+                    return Err(err(format!(
+                        "the value '{v_text}' of index {i} is beyond +-1e100, where the \
+                         features' squares and sums overflow; rescale the feature"
+                    )));
+                }
                 Ok(v) if v.is_finite() => v,
                 Ok(_) => {
                     return Err(err(format!(
@@ -161,6 +167,11 @@ mod tests {
         let e = svm_err("+1 1:nan\n", None);
         assert!(
             e.contains("line 1: the value 'nan' of index 1 is not finite"),
+            "{e}"
+        );
+        let e = svm_err("+1 1:1\n-1 2:1e300\n", None);
+        assert!(
+            e.contains("line 2: the value '1e300' of index 2 is beyond +-1e100"),
             "{e}"
         );
         let e = svm_err("inf 1:1\n", None);

@@ -16,6 +16,12 @@ mod libsvm;
 pub mod read;
 pub mod synthetic;
 
+/// The largest feature magnitude a file may hold, 1e100: the solvers square and sum the
+/// features (norms, variances, Lipschitz constants, step sizes), and below this bound those
+/// sums stay finite for any table of fewer than 1e108 entries; a larger value overflowed into
+/// a NaN far from the file that caused it.
+pub const MAX_FEATURE: f64 = 1e100;
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

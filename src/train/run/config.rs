@@ -155,6 +155,22 @@ impl RunConfig {
                 ),
             );
         }
+        // Any training set takes at least one step of `batch` samples per pass, so this bound
+        // of [`RunConfig::step_budget`] holds whatever the data: checked here, before a run
+        // writes anything.
+        if self.epochs.checked_mul(self.batch).is_none() {
+            return bad(
+                "epochs",
+                format!(
+                    "{} passes of at least one step of batch {} overflow the step count of {}: \
+                     at most {} passes",
+                    self.epochs,
+                    self.batch,
+                    self.method.name(),
+                    usize::MAX / self.batch
+                ),
+            );
+        }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return bad("lr", format!("must be a positive number, got {}", self.lr));
         }

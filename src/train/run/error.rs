@@ -27,10 +27,10 @@ pub enum RunError {
     #[error(transparent)]
     Pauc(#[from] PaucError),
     /// Training diverged: a non-finite score, loss or evaluation score. The run stops; the
-    /// checkpoint of the last evaluation point before it is kept.
+    /// checkpoints of earlier evaluation points, if any were written, are kept.
     #[error(
-        "training diverged at step {step}: {quantity} (the checkpoint of the last good \
-         evaluation point is kept; lower lr)"
+        "training diverged at step {step}: {quantity} (nothing after it is saved; the \
+         checkpoints of earlier evaluation points, if any, are kept; lower lr)"
     )]
     Diverged {
         /// Steps done when it was seen.

@@ -170,50 +170,45 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
          candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu,eval_seconds,\
          checkpoint_seconds,test_auc_lower,test_auc_upper,test_pauc_lower,test_pauc_upper,step_ms"
     )?;
+    // A figure that does not apply (no test set, no AGD-SBCD diagnostics) is an empty field,
+    // the CSV convention for a missing value, never `NaN`.
+    let num = |v: Option<f64>| {
+        v.filter(|v| !v.is_nan())
+            .map_or(String::new(), |v| v.to_string())
+    };
+    let sci = |v: Option<f64>| {
+        v.filter(|v| !v.is_nan())
+            .map_or(String::new(), |v| format!("{v:e}"))
+    };
     for h in history {
-        let (auc_ci, pauc_ci) = (
-            h.test_auc_ci.unwrap_or([f64::NAN; 2]),
-            h.test_pauc_ci.unwrap_or([f64::NAN; 2]),
-        );
-        let d = h.sbcd.map_or([f64::NAN; 7], |d| {
-            [
-                d.active_m,
-                d.active_n,
-                d.gap_mean,
-                d.gap_std,
-                d.eta,
-                d.theta,
-                d.gamma_over_mu,
-            ]
-        });
-        writeln!(
-            csv,
-            "{},{:.4},{},{},{},{},{},{:.3},{:.6},{},{},{},{},{},{:e},{:e},{},{:.3},{:.3},{},{},{},{},{:.2}",
-            h.epoch,
-            h.epochs_seen,
-            h.train_loss,
-            h.val_auc,
-            h.val_pauc,
-            h.test_auc,
-            h.test_pauc,
-            h.seconds,
-            h.cpu_share,
-            h.candidate.name(),
-            d[0],
-            d[1],
-            d[2],
-            d[3],
-            d[4],
-            d[5],
-            d[6],
-            h.eval_seconds,
-            h.checkpoint_seconds,
-            auc_ci[0],
-            auc_ci[1],
-            pauc_ci[0],
-            pauc_ci[1],
-            h.step_ms
-        )?;
+        let d = h.sbcd.as_ref();
+        let cells = [
+            h.epoch.to_string(),
+            format!("{:.4}", h.epochs_seen),
+            num(Some(h.train_loss)),
+            num(Some(h.val_auc)),
+            num(Some(h.val_pauc)),
+            num(Some(h.test_auc)),
+            num(Some(h.test_pauc)),
+            format!("{:.3}", h.seconds),
+            format!("{:.6}", h.cpu_share),
+            h.candidate.name().to_string(),
+            num(d.map(|d| d.active_m)),
+            num(d.map(|d| d.active_n)),
+            num(d.map(|d| d.gap_mean)),
+            num(d.map(|d| d.gap_std)),
+            sci(d.map(|d| d.eta)),
+            sci(d.map(|d| d.theta)),
+            num(d.map(|d| d.gamma_over_mu)),
+            format!("{:.3}", h.eval_seconds),
+            format!("{:.3}", h.checkpoint_seconds),
+            num(h.test_auc_ci.map(|c| c[0])),
+            num(h.test_auc_ci.map(|c| c[1])),
+            num(h.test_pauc_ci.map(|c| c[0])),
+            num(h.test_pauc_ci.map(|c| c[1])),
+            format!("{:.2}", h.step_ms),
+        ];
+        writeln!(csv, "{}", cells.join(","))?;
     }
     std::fs::write(
         out.join("metrics.json"),
