@@ -30,8 +30,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
-use rankrisk::loss::Loss;
-use rankrisk::train::{Erm, Objective};
+use rankrisk::train::{ErmConfig, Objective};
 use rankrisk_datasets::batcher::ImageBatcher;
 use rankrisk_datasets::{ImageSet, ImageSource};
 use rankrisk_models::kernels::{batch_norm_layer, conv2d, with_burn_ops};
@@ -156,9 +155,7 @@ fn bench_model<M: Scorer>(
     ]);
     let mut m = model.clone();
     let mut optim = AdamConfig::new().init();
-    let mut erm = Erm {
-        loss: Loss::Logistic,
-    };
+    let mut erm = ErmConfig::new().init().unwrap();
     for step in 0..total {
         let ids = ids_of(step);
         let t = Instant::now();

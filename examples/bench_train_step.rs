@@ -15,7 +15,7 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::pauc::objective::PairLoss;
 use rankrisk::pauc::sbcd::{DualState, block_step};
-use rankrisk::train::{AucM, DeepAdmm, DeepAdmmConfig, MiniBatchPauc, Objective};
+use rankrisk::train::{AucMConfig, DeepAdmmConfig, MiniBatchPaucConfig, Objective};
 use rankrisk::weights::Weights;
 use rankrisk_models::{ResNet20Config, Scorer};
 
@@ -57,8 +57,10 @@ fn main() {
             .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
             .collect();
         let x = Tensor::<4>::from_data(TensorData::new(x, [batch, 3, 32, 32]), &device);
-        let mut admm =
-            DeepAdmm::new(DeepAdmmConfig::new(Weights::Cvar { q: 0.8 }, 0.0), &labels).unwrap();
+        let mut admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.8 })
+            .with_l2(0.0)
+            .init(&labels)
+            .unwrap();
         // The once-per-outer-iteration CPU work: dual step and z-step (PAVA) over all n.
         let u: Vec<f64> = (0..n)
             .map(|i| ((i * 7919) % 1000) as f64 / 250.0 - 2.0)
@@ -70,12 +72,14 @@ fn main() {
             "deep ADMM dual step + z-step (PAVA) over n = {n}: {:.1} ms per outer iteration",
             t.elapsed().as_secs_f64() * 1e3
         );
-        let mut aucm = AucM::new(0.1, 0.1, 500.0, 0.0).unwrap();
-        let mut mb = MiniBatchPauc {
-            alpha: 0.05,
-            beta: 0.5,
-            loss: PairLoss::Logistic,
-        };
+        let mut aucm = AucMConfig::new()
+            .with_imratio(Some(0.1))
+            .with_lr(0.1)
+            .with_gamma(500.0)
+            .with_weight_decay(0.0)
+            .init(&[1.0, -1.0])
+            .unwrap();
+        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
         let mut duals = DualState::new(n / 10, 0.7);
         for name in [
             "deep ADMM (CVaR)",

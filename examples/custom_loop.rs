@@ -1,7 +1,8 @@
 //! The objectives in a hand-written Burn loop: the rank-based deep ADMM (CVaR of the logistic
 //! losses) on real Fashion-MNIST images (shirts vs the rest, long-tailed), an MLP scorer, any
-//! backend. Forward on the device, one read-back of the scores, the objective on the CPU, the
-//! surrogate's backward pass, a Burn optimizer step.
+//! backend. The objective from its config (`DeepAdmmConfig`), then per step: forward on the
+//! device, `Objective::forward` (one read-back, the objective on the CPU, the loss tensor),
+//! its backward pass, a Burn optimizer step.
 //!
 //! `cargo run --release --example custom_loop -- [--backend wgpu] [--outer 10]`
 
@@ -11,10 +12,10 @@ use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
-use rankrisk::bridge::{scores_to_cpu, surrogate};
+use rankrisk::bridge::scores_to_cpu;
 use rankrisk::metrics::auc::pauc;
 use rankrisk::train::params::Snapshot;
-use rankrisk::train::{DeepAdmm, DeepAdmmConfig, Objective};
+use rankrisk::train::{DeepAdmmConfig, Objective};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::batcher::ImageBatcher;
 use rankrisk_datasets::idx::read_mnist_style;
@@ -55,7 +56,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_bias(true)
         .init(&device);
     let mut optim = AdamConfig::new().init();
-    let mut admm = DeepAdmm::new(DeepAdmmConfig::new(Weights::Cvar { q: 0.9 }, 1e-4), &labels)?;
+    let mut admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.9 })
+        .with_l2(1e-4)
+        .init(&labels)?;
     let mut sampler = DualSampler::new(&train.positive, 64, 0.5, 0)?;
     let score = |m: &rankrisk_models::LinearScorer, b: &ImageBatcher, n: usize| {
         let ids: Vec<usize> = (0..n).collect();
@@ -71,10 +74,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let anchor = Snapshot::of(&model);
         for _ in 0..sampler.batches_per_epoch() {
             let batch = tb.try_batch(&sampler.next_batch(), &device)?;
-            let scores = model.score(batch.inputs); // device
-            let g =
-                admm.batch_gradient(&scores_to_cpu(scores.clone())?, &batch.targets, &batch.ids)?;
-            let mut loss = surrogate(scores, &g.grad)?;
+            // Forward on the device, the w-step's per-sample term on the CPU, one loss tensor.
+            let mut loss =
+                admm.forward(model.score(batch.inputs), batch.classes, batch.sample_ids)?;
             if let Some(terms) = admm.device_terms(&model, &anchor) {
                 loss = loss + terms;
             }

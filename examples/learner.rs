@@ -18,8 +18,7 @@ use burn::train::{
 };
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
-use rankrisk::pauc::objective::PairLoss;
-use rankrisk::train::MiniBatchPauc;
+use rankrisk::train::MiniBatchPaucConfig;
 use rankrisk::train::learner::ObjectiveModel;
 use rankrisk::train::run::score_all;
 use rankrisk_datasets::batcher::{ImageBatcher, SampleIds};
@@ -65,11 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_hidden(Some(64))
         .with_bias(true)
         .init(&device);
-    let objective = MiniBatchPauc {
-        alpha: 0.05,
-        beta: 0.5,
-        loss: PairLoss::Logistic,
-    };
+    let objective = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
     let learner = Learner::new(
         ObjectiveModel::new(scorer, objective),
         SgdConfig::new().init(),

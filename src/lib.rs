@@ -1,9 +1,12 @@
 #![warn(missing_docs)]
 //! rankrisk: rank-based losses and partial-AUC objectives for classifiers built with Burn.
 //!
-//! The objectives run on the CPU over per-sample state and hand a per-sample gradient of the
-//! scores to the [surrogate bridge](bridge), whose backward pass gives the model's parameter
-//! gradients on the device the model lives on ([`backend`] picks it at run time).
+//! The objectives run on the CPU over per-sample state; each is built from its Burn config
+//! (`SopaConfig::new(beta).with_eta(0.1).init(&labels)?`) and used in a training loop through
+//! one [`forward`](train::Objective::forward) that returns the loss tensor to call `backward`
+//! on, its parameter gradients landing on the device the model lives on ([`backend`] picks it
+//! at run time). Its state is a Burn record ([`into_record`](train::Objective::into_record),
+//! [`load_record`](train::Objective::load_record)) that travels beside the model's.
 //!
 //! SOPA's one-way pAUC over FPR `[0, 0.5]` training a linear scorer in a plain Burn loop (the
 //! same loop takes any [`train::Objective`] and any Burn model implementing
@@ -11,30 +14,30 @@
 //!
 //! ```
 //! use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-//! use burn::tensor::{Tensor, TensorData};
-//! use rankrisk::train::{Objective, Sopa};
-//! use rankrisk::{BackendKind, autodiff_device, scores_to_cpu, surrogate};
+//! use burn::tensor::{Int, Tensor, TensorData};
+//! use rankrisk::train::{Objective, SopaConfig};
+//! use rankrisk::{BackendKind, autodiff_device, scores_to_cpu};
 //! use rankrisk_models::{LinearScorerConfig, Scorer};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let device = autodiff_device(BackendKind::Flex)?;
 //! // Eight samples with two features; the positives lie along the first one.
 //! let x = [2.0f32, 0.5, 1.5, -1.0, 1.0, 0.3, 2.5, 0.8, -1.0, 0.2, -0.5, 1.0, -2.0, -0.4, 0.1, 0.9];
-//! let labels = [1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0];
-//! let ids: Vec<usize> = (0..8).collect();
+//! let labels = [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0];
+//! let inputs = || Tensor::<4>::from_data(TensorData::new(x.to_vec(), [8, 1, 1, 2]), &device);
+//! let targets = Tensor::<1, Int>::from_data(TensorData::new(vec![1i64, 1, 1, 1, 0, 0, 0, 0], [8]), &device);
+//! let ids = Tensor::<1, Int>::arange(0..8, &device);
 //! let mut model = LinearScorerConfig::new(2).init(&device);
 //! let mut optim = AdamConfig::new().init();
-//! let mut sopa = Sopa::new(&labels, 0.5, 1.0, 0.1)?; // beta, margin, threshold step
+//! let mut sopa = SopaConfig::new(0.5).init(&labels)?; // LibAUC's margin 1.0 and eta 0.1
 //! for _ in 0..100 {
-//!     let inputs = Tensor::<4>::from_data(TensorData::new(x.to_vec(), [8, 1, 1, 2]), &device);
-//!     let s = model.score(inputs); // forward on the device
-//!     let g = sopa.batch_gradient(&scores_to_cpu(s.clone())?, &labels, &ids)?; // CPU
-//!     let grads = GradientsParams::from_grads(surrogate(s, &g.grad)?.backward(), &model);
+//!     let loss = sopa.forward(model.score(inputs()), targets.clone(), ids.clone())?;
+//!     let grads = GradientsParams::from_grads(loss.backward(), &model);
 //!     model = optim.step(0.05, model, grads);
 //! }
-//! let inputs = Tensor::<4>::from_data(TensorData::new(x.to_vec(), [8, 1, 1, 2]), &device);
-//! let scores = scores_to_cpu(model.score(inputs))?;
-//! assert_eq!(rankrisk::metrics::auc::auc(&scores, &labels)?, 1.0);
+//! let scores = scores_to_cpu(model.score(inputs()))?;
+//! let signs: Vec<f64> = labels.iter().map(|&y| 2.0 * y - 1.0).collect();
+//! assert_eq!(rankrisk::metrics::auc::auc(&scores, &signs)?, 1.0);
 //! # Ok(())
 //! # }
 //! ```

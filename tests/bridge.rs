@@ -8,8 +8,7 @@ use burn::tensor::activation::softplus;
 use burn::tensor::{Device, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{BridgeError, scores_to_cpu, surrogate};
-use rankrisk::loss::Loss;
-use rankrisk::train::{Erm, Objective};
+use rankrisk::train::{ErmConfig, Objective};
 use rankrisk_datasets::load_builtin;
 use rankrisk_models::{LinearScorer, LinearScorerConfig};
 
@@ -56,12 +55,12 @@ fn check_backend(kind: BackendKind) {
     let scores = model.forward(x);
     let cpu = scores_to_cpu(scores.clone()).unwrap();
     let ids: Vec<usize> = (0..cpu.len()).collect();
-    let g = Erm {
-        loss: Loss::Logistic,
-    }
-    .batch_gradient(&cpu, &data.y, &ids)
-    .unwrap()
-    .grad;
+    let g = ErmConfig::new()
+        .init()
+        .unwrap()
+        .batch_gradient(&cpu, &data.y, &ids)
+        .unwrap()
+        .grad;
     let bridge_grads =
         GradientsParams::from_grads(surrogate(scores, &g).unwrap().backward(), &model);
 

@@ -13,11 +13,9 @@ use burn::optim::{GradientsParams, SgdConfig};
 use burn::tensor::{Device, Tensor};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
-use rankrisk::loss::Loss;
-use rankrisk::pauc::objective::PairLoss;
-use rankrisk::train::deep_admm::{DeepAdmm, DeepAdmmConfig};
+use rankrisk::train::deep_admm::DeepAdmmConfig;
 use rankrisk::train::parallel::Shards;
-use rankrisk::train::{BatchGradient, Erm, MiniBatchPauc, Objective, TrainError};
+use rankrisk::train::{BatchGradient, Erm, ErmConfig, MiniBatchPaucConfig, Objective, TrainError};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::batcher::{HostBatch, ImageBatcher};
 use rankrisk_datasets::{ImageSet, ImageSource};
@@ -177,11 +175,7 @@ fn a_sharded_step_gives_the_one_device_gradient() {
     for (name, devices) in device_sets() {
         let shards = Shards::new(devices).unwrap();
         let m = model(shards.main());
-        let mut mb = MiniBatchPauc {
-            alpha: 0.0,
-            beta: 0.5,
-            loss: PairLoss::Logistic,
-        };
+        let mut mb = MiniBatchPaucConfig::new(0.0, 0.5).init().unwrap();
         let (ga, grads_a) = single(&m, &host, shards.main(), &mut mb.clone());
         let out = shards
             .step(
@@ -208,22 +202,18 @@ fn a_sharded_step_gives_the_one_device_gradient() {
 fn check_training(name: &str, shards: &Shards) {
     let labels = source().labels();
     let start = model(shards.main());
-    let erm = Erm {
-        loss: Loss::Logistic,
-    };
+    let erm = ErmConfig::new().init().unwrap();
     let (a, b) = train_both(&start, &erm, shards, 5);
     let d = max_rel(&a, &b);
     assert!(d < 1e-4, "{name}, CE: relative difference {d}");
-    let mb = MiniBatchPauc {
-        alpha: 0.05,
-        beta: 0.5,
-        loss: PairLoss::Logistic,
-    };
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
     let (a, b) = train_both(&start, &mb, shards, 5);
     let d = max_rel(&a, &b);
     assert!(d < 1e-4, "{name}, MB: relative difference {d}");
-    let mut admm =
-        DeepAdmm::new(DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }, 0.0), &labels).unwrap();
+    let mut admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 })
+        .with_l2(0.0)
+        .init(&labels)
+        .unwrap();
     // The z-step at the start: the state both copies continue from.
     admm.outer_step(&vec![0.1; labels.len()]).unwrap();
     let (a, b) = train_both(&start, &admm, shards, 5);
@@ -340,6 +330,15 @@ impl Objective for Recording {
         self.seen.extend_from_slice(ids);
         self.erm.batch_gradient(scores, labels, ids)
     }
+
+    fn into_record(self) -> burn::store::ModuleRecord {
+        self.erm.into_record()
+    }
+
+    fn load_record(mut self, record: burn::store::ModuleRecord) -> Result<Self, TrainError> {
+        self.erm = self.erm.load_record(record)?;
+        Ok(self)
+    }
 }
 
 /// The Learner path: burn-train's own multi-device strategy runs `ObjectiveModel` on two
@@ -359,9 +358,7 @@ fn burn_learner_multi_device_shares_one_objective_state() {
     let scorer = model(&flex);
     let start = params(&scorer);
     let objective = Recording {
-        erm: Erm {
-            loss: Loss::Logistic,
-        },
+        erm: ErmConfig::new().init().unwrap(),
         seen: Vec::new(),
     };
     let wrapped = ObjectiveModel::new(scorer, objective);

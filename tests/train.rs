@@ -13,10 +13,10 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
-use rankrisk::train::deep_admm::{DeepAdmm, DeepAdmmConfig};
+use rankrisk::train::deep_admm::DeepAdmmConfig;
 use rankrisk::train::parallel::Shards;
 use rankrisk::train::params::Snapshot;
-use rankrisk::train::{Erm, Objective, TrainError};
+use rankrisk::train::{ErmConfig, Objective, TrainError};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::{Tabular, load_builtin};
 use rankrisk_models::{LinearScorer, LinearScorerConfig};
@@ -59,11 +59,11 @@ fn erm_objective_through_the_bridge_equals_the_direct_burn_loss() {
         let scores = model.forward(x);
         let cpu = scores_to_cpu(scores.clone()).unwrap();
         let ids: Vec<usize> = (0..t.n()).collect();
-        let g = Erm {
-            loss: Loss::Logistic,
-        }
-        .batch_gradient(&cpu, &t.y, &ids)
-        .unwrap();
+        let g = ErmConfig::new()
+            .init()
+            .unwrap()
+            .batch_gradient(&cpu, &t.y, &ids)
+            .unwrap();
         let got =
             GradientsParams::from_grads(surrogate(scores, &g.grad).unwrap().backward(), &model);
         let id = model.output.weight.id;
@@ -99,7 +99,10 @@ fn deep_admm(
     device.seed(1);
     let mut model = LinearScorerConfig::new(t.d).init(&device);
     let mut optim = SgdConfig::new().init();
-    let mut admm = DeepAdmm::new(DeepAdmmConfig::new(weights.clone(), mu), &t.y).unwrap();
+    let mut admm = DeepAdmmConfig::new(weights.clone())
+        .with_l2(mu)
+        .init(&t.y)
+        .unwrap();
     let ids: Vec<usize> = (0..t.n()).collect();
     for _ in 0..outer {
         // Scoring pass without autodiff, then the z-step on the CPU.
@@ -149,8 +152,10 @@ fn deep_admm_with_the_linear_module_reaches_the_exact_objective() {
 
 #[test]
 fn bad_batches_are_errors() {
-    let mut admm =
-        DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, -1.0, 1.0]).unwrap();
+    let mut admm = DeepAdmmConfig::new(Weights::Erm)
+        .with_l2(0.0)
+        .init(&[1.0, -1.0, 1.0])
+        .unwrap();
     assert!(matches!(
         admm.outer_step(&[0.0, f64::NAN, 1.0]),
         Err(TrainError::NonFiniteScore { index: 1, .. })
@@ -168,17 +173,19 @@ fn bad_batches_are_errors() {
         admm.batch_gradient(&[0.1], &[-1.0], &[0]),
         Err(TrainError::BadLabel { .. })
     ));
-    assert!(DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, 0.0]).is_err());
     assert!(
-        DeepAdmm::new(
-            DeepAdmmConfig::new(Weights::Cvar { q: 1.5 }, 0.0),
-            &[1.0, -1.0]
-        )
-        .is_err()
+        DeepAdmmConfig::new(Weights::Erm)
+            .with_l2(0.0)
+            .init(&[1.0, 0.0])
+            .is_err()
     );
-    let mut erm = Erm {
-        loss: Loss::Logistic,
-    };
+    assert!(
+        DeepAdmmConfig::new(Weights::Cvar { q: 1.5 })
+            .with_l2(0.0)
+            .init(&[1.0, -1.0])
+            .is_err()
+    );
+    let mut erm = ErmConfig::new().init().unwrap();
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
@@ -205,7 +212,10 @@ fn bad_batches_are_errors() {
     assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &bad).is_err());
     assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &s).is_ok());
     // A state saved for another training set is refused.
-    let other = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 0.0), &[1.0, -1.0]).unwrap();
+    let other = DeepAdmmConfig::new(Weights::Erm)
+        .with_l2(0.0)
+        .init(&[1.0, -1.0])
+        .unwrap();
     assert!(admm.restore(other.state.clone()).is_err());
 }
 
@@ -427,9 +437,11 @@ mod resume {
         let t = Arc::new(australian());
         let device: Device = autodiff_device(BackendKind::Ndarray).unwrap();
         let batcher = TabularBatcher::new(t.clone());
-        let mut cfg = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }, 0.01);
-        cfg.r = 0.1;
-        let mut admm = DeepAdmm::new(cfg, &t.y).unwrap();
+        let mut admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 })
+            .with_l2(0.01)
+            .with_r(0.1)
+            .init(&t.y)
+            .unwrap();
         let positive: Vec<bool> = t.y.iter().map(|&y| y > 0.0).collect();
         // A fresh run's initialization; a resumed run starts from another one and must not
         // depend on it.
@@ -525,8 +537,7 @@ mod resume {
 fn deep_baselines_raise_training_pauc_on_real_images() {
     use burn::optim::AdamConfig;
     use rankrisk::metrics::auc::pauc;
-    use rankrisk::pauc::objective::PairLoss;
-    use rankrisk::train::{AucM, MiniBatchPauc};
+    use rankrisk::train::{AucMConfig, MiniBatchPaucConfig};
     use rankrisk_datasets::sampler::DualSampler;
 
     let Some((task, batcher)) = shirts() else {
@@ -550,24 +561,26 @@ fn deep_baselines_raise_training_pauc_on_real_images() {
         let (lr, mut objective, mut optim): (f64, Box<dyn Objective>, _) = match name {
             "CE" => (
                 1e-3,
-                Box::new(Erm {
-                    loss: Loss::Logistic,
-                }),
+                Box::new(ErmConfig::new().init().unwrap()),
                 AdamConfig::new().init(),
             ),
             "AUC-M" => (
                 0.1,
                 // p is the positive share of the balanced batches, as the driver sets it.
-                Box::new(AucM::new(0.5, 0.1, 500.0, 1e-4).unwrap()),
+                Box::new(
+                    AucMConfig::new()
+                        .with_imratio(Some(0.5))
+                        .with_lr(0.1)
+                        .with_gamma(500.0)
+                        .with_weight_decay(1e-4)
+                        .init(&[1.0, -1.0])
+                        .unwrap(),
+                ),
                 SgdConfig::new().init(),
             ),
             _ => (
                 0.1,
-                Box::new(MiniBatchPauc {
-                    alpha: 0.05,
-                    beta: 0.5,
-                    loss: PairLoss::Logistic,
-                }),
+                Box::new(MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap()),
                 SgdConfig::new().init(),
             ),
         };
@@ -617,7 +630,10 @@ fn deep_admm_runs_inside_burn_trains_learner() {
         scores_to_cpu(m.valid().score(b.inputs)).unwrap()
     };
     let before = pauc(&score_all(&scorer), &labels, 0.05, 0.5).unwrap();
-    let admm = DeepAdmm::new(DeepAdmmConfig::new(Weights::Erm, 1e-4), &labels).unwrap();
+    let admm = DeepAdmmConfig::new(Weights::Erm)
+        .with_l2(1e-4)
+        .init(&labels)
+        .unwrap();
     let mut model = ObjectiveModel::new(scorer, admm);
     // The caller keeps a handle on the objective for the outer steps between epochs.
     let objective = model.objective.clone();

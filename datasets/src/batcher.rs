@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::{Dataset, DatasetError};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::chexpert::Chexpert;
 use crate::error::DataError;
@@ -53,6 +53,11 @@ pub struct TabularBatch {
     pub labels: Tensor<1>,
     /// Sample ids, in batch order.
     pub ids: Vec<usize>,
+    /// The labels as Burn's classification losses take them, 1 positive and 0 negative:
+    /// `[batch]` (the `targets` of rankrisk's `Objective::forward`).
+    pub classes: Tensor<1, Int>,
+    /// The sample ids as a tensor, `[batch]` (the `ids` of `Objective::forward`).
+    pub sample_ids: Tensor<1, Int>,
 }
 
 /// Batches rows of a [`Tabular`] set.
@@ -87,9 +92,12 @@ impl TabularBatcher {
             .flat_map(|&i| t.row(i).iter().map(|&v| v as f32))
             .collect();
         let y: Vec<f32> = ids.iter().map(|&i| t.y[i] as f32).collect();
+        let signs: Vec<f64> = ids.iter().map(|&i| t.y[i]).collect();
         Ok(TabularBatch {
             inputs: Tensor::from_data(TensorData::new(x, [ids.len(), t.d]), device),
             labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
+            classes: classes(&signs, device),
+            sample_ids: id_tensor(ids, device),
             ids: ids.to_vec(),
         })
     }
@@ -116,6 +124,23 @@ pub struct ImageBatch {
     pub tasks: usize,
     /// Sample ids (positions in the data set), in batch order.
     pub ids: Vec<usize>,
+    /// The labels as Burn's classification losses take them, 1 positive and 0 negative:
+    /// `[batch * tasks]` (the `targets` of rankrisk's `Objective::forward`).
+    pub classes: Tensor<1, Int>,
+    /// The sample ids as a tensor, `[batch]` (the `ids` of `Objective::forward`).
+    pub sample_ids: Tensor<1, Int>,
+}
+
+/// Labels in {-1, +1} as 0/1 classes on `device`.
+fn classes(signs: &[f64], device: &Device) -> Tensor<1, Int> {
+    let c: Vec<i64> = signs.iter().map(|&y| i64::from(y > 0.0)).collect();
+    Tensor::from_data(TensorData::new(c, [signs.len()]), device)
+}
+
+/// Sample ids as an integer tensor on `device`.
+fn id_tensor(ids: &[usize], device: &Device) -> Tensor<1, Int> {
+    let v: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+    Tensor::from_data(TensorData::new(v, [ids.len()]), device)
 }
 
 /// A batch assembled in host memory, not yet on a device: what a loader thread prepares while
@@ -160,13 +185,15 @@ impl HostBatch {
         }
     }
 
-    /// The batch on `device` (one upload of the pixels and one of the labels).
+    /// The batch on `device` (one upload of the pixels, and the labels and ids).
     pub fn to_device(self, device: &Device) -> ImageBatch {
         let y: Vec<f32> = self.targets.iter().map(|&v| v as f32).collect();
         let n = y.len();
         ImageBatch {
             inputs: Tensor::from_data(TensorData::new(self.pixels, self.shape), device),
             labels: Tensor::from_data(TensorData::new(y, [n]), device),
+            classes: classes(&self.targets, device),
+            sample_ids: id_tensor(&self.ids, device),
             targets: self.targets,
             tasks: self.tasks,
             ids: self.ids,

@@ -16,7 +16,7 @@ use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::cli::args::BackendArg;
 use crate::loss::Loss;
 use crate::metrics::accuracy;
-use crate::train::objective::{Erm, Objective, TrainError};
+use crate::train::objective::{ErmConfig, Objective, TrainError};
 
 use super::output::outln;
 
@@ -57,13 +57,13 @@ pub struct SmokeReport {
 }
 
 /// Mean logistic loss `1/n sum log(1 + exp(-y s))` and its gradient with respect to `s`:
-/// [`Erm`] with the logistic loss.
+/// [`Erm`](crate::train::Erm) with the logistic loss.
 fn logistic(scores: &[f64], y: &[f64]) -> Result<(f64, Vec<f32>), SmokeError> {
     let ids: Vec<usize> = (0..scores.len()).collect();
-    let g = Erm {
-        loss: Loss::Logistic,
-    }
-    .batch_gradient(scores, y, &ids)?;
+    let g = ErmConfig::new()
+        .with_loss(Loss::Logistic)
+        .init()?
+        .batch_gradient(scores, y, &ids)?;
     Ok((g.loss, g.grad))
 }
 

@@ -4,55 +4,79 @@
 //! epoch's reference, projected ascent for `alpha`); the model's part of PESG is plain SGD on
 //! the bridge's gradient plus [`AucM::device_terms`].
 
-use burn::module::Module;
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::store::ModuleRecord;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::sigmoid;
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
+use crate::train::state_record;
 
-/// AUC-M with PESG's scalar updates.
-///
-/// With `h = sigmoid(s)` and `p` the share of positives in the training set, the batch loss is
-/// `(1-p) mean[(h-a)^2 1(y=1)] + p mean[(h-b)^2 1(y=-1)]
-///  + 2 alpha (p(1-p) m + mean[p h 1(y=-1) - (1-p) h 1(y=1)]) - p(1-p) alpha^2`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AucM {
-    /// Share of positives in the samples the loss averages over: the training set's with
-    /// uniform batches, the sampler's with a class-balancing sampler (LibAUC computes it per
-    /// batch by default).
-    pub p: f64,
-    /// Margin m (LibAUC's default 1.0).
+/// Settings of [`AucM`] (Yuan et al. 2021, the AUC-M loss trained by PESG); the defaults are
+/// LibAUC 2.0.1's `AUCMLoss` and `PESG`.
+#[derive(Config, Debug)]
+pub struct AucMConfig {
+    /// Share of positives `p` in the samples the loss averages over (LibAUC's `imratio`);
+    /// `None` takes the training labels' share. With a class-balancing sampler give the
+    /// sampler's share.
+    pub imratio: Option<f64>,
+    /// Margin `m` (LibAUC's default 1.0).
+    #[config(default = 1.0)]
     pub margin: f64,
-    /// PESG step size (the device optimizer must use the same).
+    /// PESG step size of `a`, `b`, `alpha` (LibAUC's default 0.1; the model's optimizer must
+    /// use the same).
+    #[config(default = 0.1)]
     pub lr: f64,
-    /// PESG's gamma: the proximal pull `1/gamma (x - x_ref)` (paper: tuned in {100, 500, 1000}).
+    /// PESG's gamma, the proximal pull `1/gamma (x - x_ref)` (LibAUC's `epoch_decay` 2e-3,
+    /// that is gamma = 500; the paper tunes it in {100, 500, 1000}).
+    #[config(default = 500.0)]
     pub gamma: f64,
-    /// Weight decay of the model parameters.
+    /// Weight decay of the model parameters (LibAUC's default 1e-5).
+    #[config(default = 1e-5)]
     pub weight_decay: f64,
-    /// Mean score target of the positives.
-    pub a: f64,
-    /// Mean score target of the negatives.
-    pub b: f64,
-    /// Dual variable, kept >= 0.
-    pub alpha: f64,
-    a_ref: f64,
-    b_ref: f64,
 }
 
-impl AucM {
-    /// AUC-M for a training set with positive share `p`, margin 1, `a = b = alpha = 0`.
+impl AucMConfig {
+    /// AUC-M for a training set with `labels` (+1 positive, -1 or 0 negative), `a = b =
+    /// alpha = 0`.
     ///
     /// # Errors
-    /// [`TrainError::Setting`] unless `0 < p < 1`, `lr > 0`, `gamma > 0`, `weight_decay >= 0`.
-    pub fn new(p: f64, lr: f64, gamma: f64, weight_decay: f64) -> Result<Self, TrainError> {
+    /// [`TrainError::Setting`] unless `0 < p < 1`, `margin > 0`, `lr > 0`, `gamma > 0`,
+    /// `weight_decay >= 0`; [`TrainError::BadLabel`] for another label value.
+    pub fn init(&self, labels: &[f64]) -> Result<AucM, TrainError> {
+        if let Some(index) = labels
+            .iter()
+            .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
+        {
+            return Err(TrainError::BadLabel {
+                index,
+                value: labels[index],
+            });
+        }
+        let share = labels.iter().filter(|&&y| y > 0.0).count() as f64 / labels.len() as f64;
+        let p = self.imratio.unwrap_or(share);
+        let AucMConfig {
+            margin,
+            lr,
+            gamma,
+            weight_decay,
+            ..
+        } = *self;
         for (ok, name, requirement, value) in [
             (p > 0.0 && p < 1.0, "AUC-M's p", "0 < p < 1", p),
-            (lr > 0.0, "AUC-M's lr", "lr > 0", lr),
+            (
+                margin > 0.0 && margin.is_finite(),
+                "AUC-M's margin",
+                "> 0",
+                margin,
+            ),
+            (lr > 0.0 && lr.is_finite(), "AUC-M's lr", "lr > 0", lr),
             (gamma > 0.0, "AUC-M's gamma", "gamma > 0", gamma),
             (
-                weight_decay >= 0.0,
+                weight_decay >= 0.0 && weight_decay.is_finite(),
                 "AUC-M's weight decay",
                 ">= 0",
                 weight_decay,
@@ -68,7 +92,7 @@ impl AucM {
         }
         Ok(AucM {
             p,
-            margin: 1.0,
+            margin,
             lr,
             gamma,
             weight_decay,
@@ -78,6 +102,42 @@ impl AucM {
             a_ref: 0.0,
             b_ref: 0.0,
         })
+    }
+}
+
+/// AUC-M with PESG's scalar updates. Built by [`AucMConfig::init`].
+///
+/// With `h = sigmoid(s)` and `p` the share of positives in the training set, the batch loss is
+/// `(1-p) mean[(h-a)^2 1(y=1)] + p mean[(h-b)^2 1(y=-1)]
+///  + 2 alpha (p(1-p) m + mean[p h 1(y=-1) - (1-p) h 1(y=1)]) - p(1-p) alpha^2`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AucM {
+    p: f64,
+    margin: f64,
+    /// PESG step size (decayed by [`AucM::decay`]; the device optimizer must use the same).
+    pub lr: f64,
+    gamma: f64,
+    weight_decay: f64,
+    /// Mean score target of the positives.
+    pub a: f64,
+    /// Mean score target of the negatives.
+    pub b: f64,
+    /// Dual variable, kept >= 0.
+    pub alpha: f64,
+    a_ref: f64,
+    b_ref: f64,
+}
+
+/// AUC-M's state as a Burn record: `[a, b, alpha, a_ref, b_ref, lr]` (the step size moves
+/// with PESG's epoch decay).
+#[derive(Module, Debug)]
+struct AucMState {
+    aucm_scalars: Param<Tensor<1>>,
+}
+
+impl AucM {
+    fn scalars(&self) -> [f64; 6] {
+        [self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr]
     }
 
     /// PESG's epoch decay: divide the step size by `factor` and make the current point the
@@ -140,6 +200,24 @@ impl Objective for AucM {
         self.alpha = (self.alpha + self.lr * g_alpha).max(0.0);
         Ok(BatchGradient { loss, grad })
     }
+
+    fn into_record(self) -> ModuleRecord {
+        AucMState {
+            aucm_scalars: state_record::param(&self.scalars()),
+        }
+        .into_record()
+    }
+
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        let shell = AucMState {
+            aucm_scalars: state_record::param(&self.scalars()),
+        };
+        let state = state_record::load("AUC-M", shell, record)?;
+        let v = state_record::values("AUC-M", &state.aucm_scalars)?;
+        [self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr] =
+            [v[0], v[1], v[2], v[3], v[4], v[5]];
+        Ok(self)
+    }
 }
 
 #[cfg(test)]
@@ -151,14 +229,24 @@ mod tests {
     fn aucm_gradients_match_finite_differences() {
         let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4];
         let y = [1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0];
-        let mut m = AucM::new(0.3, 0.1, 500.0, 1e-4).unwrap();
+        let mut m = AucMConfig::new()
+            .with_imratio(Some(0.3))
+            .with_weight_decay(1e-4)
+            .init(&y)
+            .unwrap();
         (m.a, m.b, m.alpha) = (0.6, 0.2, 0.4);
         check_fd(&m, &s, &y);
     }
 
     #[test]
     fn pesg_moves_the_scalars_and_keeps_alpha_nonnegative() {
-        let mut m = AucM::new(0.5, 0.5, 100.0, 0.0).unwrap();
+        let mut m = AucMConfig::new()
+            .with_imratio(Some(0.5))
+            .with_lr(0.5)
+            .with_gamma(100.0)
+            .with_weight_decay(0.0)
+            .init(&[1.0, -1.0])
+            .unwrap();
         let ids = [0, 1, 2, 3];
         // Positives scored above negatives: alpha's gradient p(1-p) m + mean[...] stays > 0
         // only while the margin is not met.
@@ -168,6 +256,11 @@ mod tests {
         }
         assert!(m.a > 0.5 && m.b < 0.5, "a {} b {}", m.a, m.b);
         assert!(m.alpha >= 0.0);
-        assert!(AucM::new(1.0, 0.1, 100.0, 0.0).is_err());
+        assert!(
+            AucMConfig::new()
+                .with_imratio(Some(1.0))
+                .init(&[1.0, -1.0])
+                .is_err()
+        );
     }
 }

@@ -13,7 +13,9 @@
 //!
 //! The exact linear solver ([`crate::admm::linear`]) is the reference it is tested against.
 
-use burn::module::Module;
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::store::ModuleRecord;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -23,34 +25,27 @@ use crate::loss::Loss;
 use crate::pava::Pava;
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
+use crate::train::state_record;
 use crate::weights::{Sigma, Weights};
 
-/// Settings of the deep rank-based ADMM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
+/// w-step by mini-batch steps of a Burn optimizer): the rank-based loss of eq. (1) with
+/// `g(w) = mu/2 ||w||^2`. LibAUC has no such method.
+#[derive(Config, Debug)]
 pub struct DeepAdmmConfig {
-    /// Individual loss `l`.
-    pub loss: Loss,
     /// Weights `sigma` of the rank-based loss (eq. 1).
     pub weights: Weights,
+    /// Individual loss `l` (default logistic).
+    #[config(default = "Loss::Logistic")]
+    pub loss: Loss,
     /// Penalty schedule; `None` picks [`RhoSchedule::default_for`].
     pub rho: Option<RhoSchedule>,
-    /// `mu` of `g(w) = mu/2 ||w||^2` over every parameter (0 for none).
+    /// `mu` of `g(w) = mu/2 ||w||^2` over every parameter (default 0: none).
+    #[config(default = 0.0)]
     pub l2: f64,
-    /// Proximal weight `r` of the w-step (0 drops the term).
+    /// Proximal weight `r` of the w-step (default 0: no term).
+    #[config(default = 0.0)]
     pub r: f64,
-}
-
-impl DeepAdmmConfig {
-    /// `weights` with the logistic loss, `g = l2/2 ||w||^2`, the default schedule, `r = 0`.
-    pub fn new(weights: Weights, l2: f64) -> Self {
-        DeepAdmmConfig {
-            loss: Loss::Logistic,
-            weights,
-            rho: None,
-            l2,
-            r: 0.0,
-        }
-    }
 }
 
 /// The CPU state of the deep ADMM: what a checkpoint must hold to resume without loss.
@@ -96,13 +91,35 @@ pub struct DeepAdmm {
     pub state: AdmmState,
 }
 
-impl DeepAdmm {
+/// The deep ADMM's state as a Burn record: `z`, `lambda`, `u_prev` per sample and
+/// `[rho, k, dz_norm]`.
+#[derive(Module, Debug)]
+struct DeepAdmmState {
+    admm_z: Param<Tensor<1>>,
+    admm_lambda: Param<Tensor<1>>,
+    admm_u_prev: Param<Tensor<1>>,
+    admm_scalars: Param<Tensor<1>>,
+}
+
+impl DeepAdmmState {
+    fn of(st: &AdmmState) -> Self {
+        DeepAdmmState {
+            admm_z: state_record::param(&st.z),
+            admm_lambda: state_record::param(&st.lambda),
+            admm_u_prev: state_record::param(&st.u_prev),
+            admm_scalars: state_record::param(&[st.rho, st.k as f64, st.dz_norm]),
+        }
+    }
+}
+
+impl DeepAdmmConfig {
     /// State for a training set with `labels` (in {-1, +1}, id order).
     ///
     /// # Errors
     /// [`TrainError::Spec`] for invalid weights, loss or schedule, [`TrainError::Setting`] for
     /// `l2 < 0` or `r < 0`, [`TrainError::BadLabel`] for labels outside {-1, +1}.
-    pub fn new(cfg: DeepAdmmConfig, labels: &[f64]) -> Result<Self, TrainError> {
+    pub fn init(&self, labels: &[f64]) -> Result<DeepAdmm, TrainError> {
+        let cfg = self.clone();
         let n = labels.len();
         cfg.loss.validate()?;
         let sigma = cfg.weights.sigma(n)?;
@@ -144,7 +161,9 @@ impl DeepAdmm {
             },
         })
     }
+}
 
+impl DeepAdmm {
     /// Restore a saved state (for resuming).
     ///
     /// # Errors
@@ -293,5 +312,24 @@ impl Objective for DeepAdmm {
             loss: scale * loss,
             grad,
         })
+    }
+
+    fn into_record(self) -> ModuleRecord {
+        DeepAdmmState::of(&self.state).into_record()
+    }
+
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        const NAME: &str = "deep ADMM";
+        let state = state_record::load(NAME, DeepAdmmState::of(&self.state), record)?;
+        let scalars = state_record::values(NAME, &state.admm_scalars)?;
+        self.restore(AdmmState {
+            z: state_record::values(NAME, &state.admm_z)?,
+            lambda: state_record::values(NAME, &state.admm_lambda)?,
+            u_prev: state_record::values(NAME, &state.admm_u_prev)?,
+            rho: scalars[0],
+            k: scalars[1] as usize,
+            dz_norm: scalars[2],
+        })?;
+        Ok(self)
     }
 }

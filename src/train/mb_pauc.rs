@@ -1,21 +1,58 @@
 //! The naive mini-batch pAUC method (Kar et al. 2014), a deep baseline of the pAUC paper's
 //! Tables 2-3, as an [`Objective`]: the pAUC surrogate (eq. 3) of each mini-batch on its own.
 
+use burn::config::Config;
+use burn::module::Module;
+use burn::store::ModuleRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::train::state_record::{self, NoState};
+
+/// Settings of [`MiniBatchPauc`]: the FPR range `[alpha, beta]` of eq. (3) of the pAUC paper
+/// and its pairwise surrogate. LibAUC has no such method.
+#[derive(Config, Debug)]
+pub struct MiniBatchPaucConfig {
+    /// FPR range start alpha, `0 <= alpha < beta`.
+    pub alpha: f64,
+    /// FPR range end beta, `beta <= 1`.
+    pub beta: f64,
+    /// Pairwise surrogate (default logistic, the run driver's).
+    #[config(default = "PairLoss::Logistic")]
+    pub loss: PairLoss,
+}
+
+impl MiniBatchPaucConfig {
+    /// The objective.
+    ///
+    /// # Errors
+    /// [`TrainError::Setting`] unless `0 <= alpha < beta <= 1`.
+    pub fn init(&self) -> Result<MiniBatchPauc, TrainError> {
+        let (alpha, beta) = (self.alpha, self.beta);
+        if !((0.0..1.0).contains(&alpha) && beta > alpha && beta <= 1.0) {
+            return Err(TrainError::Setting {
+                name: "mini-batch pAUC's alpha, beta",
+                requirement: "0 <= alpha < beta <= 1",
+                got: format!("[{alpha}, {beta}]"),
+            });
+        }
+        Ok(MiniBatchPauc {
+            alpha,
+            beta,
+            loss: self.loss,
+        })
+    }
+}
 
 /// The naive mini-batch pAUC method (Kar et al. 2014): eq. (3) of the pAUC paper evaluated on
-/// each batch alone, FPR range `[alpha, beta]` over the batch's negatives.
+/// each batch alone, FPR range `[alpha, beta]` over the batch's negatives. No state. Built by
+/// [`MiniBatchPaucConfig::init`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MiniBatchPauc {
-    /// FPR range start.
-    pub alpha: f64,
-    /// FPR range end.
-    pub beta: f64,
-    /// Pairwise surrogate.
-    pub loss: PairLoss,
+    alpha: f64,
+    beta: f64,
+    loss: PairLoss,
 }
 
 impl Objective for MiniBatchPauc {
@@ -50,6 +87,15 @@ impl Objective for MiniBatchPauc {
             .collect();
         Ok(BatchGradient { loss: value, grad })
     }
+
+    fn into_record(self) -> ModuleRecord {
+        NoState::new().into_record()
+    }
+
+    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError> {
+        state_record::load("mini-batch pAUC", NoState::new(), record)?;
+        Ok(self)
+    }
 }
 
 #[cfg(test)]
@@ -61,21 +107,14 @@ mod tests {
     fn minibatch_pauc_gradients_match_finite_differences() {
         let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4];
         let y = [1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0];
-        let mb = MiniBatchPauc {
-            alpha: 0.0,
-            beta: 0.6,
-            loss: PairLoss::Logistic,
-        };
+        let mb = MiniBatchPaucConfig::new(0.0, 0.6).init().unwrap();
         check_fd(&mb, &s, &y);
     }
 
     #[test]
     fn a_batch_of_one_class_is_refused() {
-        let mut mb = MiniBatchPauc {
-            alpha: 0.05,
-            beta: 0.5,
-            loss: PairLoss::Logistic,
-        };
+        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
+        assert!(MiniBatchPaucConfig::new(0.5, 0.5).init().is_err());
         let err = mb
             .batch_gradient(&[0.1, 0.2], &[-1.0, -1.0], &[0, 1])
             .unwrap_err();

@@ -36,10 +36,11 @@ pub mod objective;
 pub mod parallel;
 pub mod params;
 pub mod run;
+mod state_record;
 
-pub use aucm::AucM;
+pub use aucm::{AucM, AucMConfig};
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};
 pub use deep_sbcd::{BurnModel, DeepSbcd};
-pub use dro_pauc::{Sopa, SopaS, SotaS};
-pub use mb_pauc::MiniBatchPauc;
-pub use objective::{BatchGradient, Erm, Objective, TrainError};
+pub use dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
+pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
+pub use objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};

@@ -3,11 +3,17 @@
 //! paper for ERM, the objectives of the other modules for the rest). The surrogate bridge
 //! ([`crate::bridge::surrogate`]) turns the gradient into parameter gradients on the device.
 
+use burn::config::Config;
+use burn::module::Module;
+use burn::store::ModuleRecord;
+use burn::tensor::{Int, Tensor};
+
 use crate::admm::AdmmError;
-use crate::bridge::BridgeError;
+use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::loss::Loss;
 use crate::pauc::PaucError;
 use crate::spec::SpecError;
+use crate::train::state_record::{self, NoState, RecordMismatch};
 
 /// Why an objective refused a batch.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -93,6 +99,31 @@ pub enum TrainError {
     /// Scores could not be read back or a gradient could not be attached.
     #[error(transparent)]
     Bridge(#[from] BridgeError),
+    /// A record ([`Objective::load_record`]) that does not fit this objective.
+    #[error("{objective}'s record: {message}")]
+    Record {
+        /// The objective loading it.
+        objective: &'static str,
+        /// What does not fit.
+        message: String,
+    },
+    /// The batch's targets or ids could not be read back from their device.
+    #[error("batch {what}: {message}")]
+    Readback {
+        /// `targets` or `ids`.
+        what: &'static str,
+        /// The device's or the conversion's message.
+        message: String,
+    },
+}
+
+impl From<RecordMismatch> for TrainError {
+    fn from(e: RecordMismatch) -> Self {
+        TrainError::Record {
+            objective: e.objective,
+            message: e.message,
+        }
+    }
 }
 
 /// What an objective returns for a batch.
@@ -106,8 +137,14 @@ pub struct BatchGradient {
 
 /// An objective that turns a batch's scores into per-sample gradients, keeping whatever
 /// per-sample state it needs on the CPU (indexed by sample id).
+///
+/// Each is built from its Burn config (`SopaConfig::new(beta).with_eta(0.1).init(&labels)?`)
+/// and used in a training loop through [`Objective::forward`], which returns the loss tensor
+/// to call `backward` on; [`Objective::batch_gradient`] is the CPU interface beneath it. Its
+/// state travels as a Burn record ([`Objective::into_record`], [`Objective::load_record`]).
 pub trait Objective {
-    /// The gradient of the objective's batch loss with respect to the scores.
+    /// The gradient of the objective's batch loss with respect to the scores, updating the
+    /// objective's state (labels in {-1, +1}, ids the samples' positions in the training set).
     ///
     /// # Errors
     /// [`TrainError`] for mismatched lengths, ids out of range, NaN/inf scores, bad labels.
@@ -117,6 +154,89 @@ pub trait Objective {
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError>;
+
+    /// The objective's state as a Burn record, to save beside the model's
+    /// (`ModuleRecord::save` or `into_bytes`). A stateless objective gives an empty record.
+    fn into_record(self) -> ModuleRecord
+    where
+        Self: Sized;
+
+    /// This objective (built by its config for the same training set) with the state of
+    /// `record`: it continues bit for bit where the saved one stopped. Burn's
+    /// `Module::load_record` panics on a mismatch; this returns the error.
+    ///
+    /// # Errors
+    /// [`TrainError::Record`] for a record of another objective or another training set.
+    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError>
+    where
+        Self: Sized;
+
+    /// One training step's loss, Burn style: reads the batch back to the CPU once, updates the
+    /// state and returns a scalar on the scores' device whose value is the objective's batch
+    /// loss and whose `backward` gives the parameter gradients (`dL/ds` of
+    /// [`Objective::batch_gradient`] through the scores).
+    ///
+    /// # Shapes
+    /// - scores: `[batch]`, the model's score of each sample (any device, autodiff or not)
+    /// - targets: `[batch]`, 1 for a positive and 0 for a negative, as Burn's classification
+    ///   losses take them
+    /// - ids: `[batch]`, each sample's position in the training set (the state's index)
+    /// - output: `[1]`
+    ///
+    /// # Errors
+    /// As [`Objective::batch_gradient`]; [`TrainError::BadLabel`] for a target other than 0
+    /// or 1, [`TrainError::Readback`] for a negative id or a device that fails to read back,
+    /// [`TrainError::Bridge`] for the scores.
+    fn forward(
+        &mut self,
+        scores: Tensor<1>,
+        targets: Tensor<1, Int>,
+        ids: Tensor<1, Int>,
+    ) -> Result<Tensor<1>, TrainError> {
+        let values = scores_to_cpu(scores.clone())?;
+        let labels = read_ints(targets, "targets")?
+            .into_iter()
+            .enumerate()
+            .map(|(index, t)| match t {
+                1 => Ok(1.0),
+                0 => Ok(-1.0),
+                other => Err(TrainError::BadLabel {
+                    index,
+                    value: other as f64,
+                }),
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        let ids = read_ints(ids, "ids")?
+            .into_iter()
+            .enumerate()
+            .map(|(index, i)| {
+                usize::try_from(i).map_err(|_| TrainError::Readback {
+                    what: "ids",
+                    message: format!("the id {i} at position {index} is negative"),
+                })
+            })
+            .collect::<Result<Vec<usize>, _>>()?;
+        let g = self.batch_gradient(&values, &labels, &ids)?;
+        Ok(loss_tensor(scores, &g)?)
+    }
+}
+
+/// The scalar `sum_i g_i (s_i - stop_grad(s_i)) + loss`: its value is the batch loss and its
+/// gradient in the scores is `g` (the surrogate of [`crate::bridge::surrogate`], shifted to
+/// the loss value).
+fn loss_tensor(scores: Tensor<1>, g: &BatchGradient) -> Result<Tensor<1>, BridgeError> {
+    let zero_valued = scores.clone() - scores.detach();
+    Ok(surrogate(zero_valued, &g.grad)?.add_scalar(g.loss))
+}
+
+/// An integer tensor read back as `i64`.
+fn read_ints(t: Tensor<1, Int>, what: &'static str) -> Result<Vec<i64>, TrainError> {
+    let err = |message: String| TrainError::Readback { what, message };
+    t.try_into_data()
+        .map_err(|e| err(e.to_string()))?
+        .convert::<i64>()
+        .try_to_vec::<i64>()
+        .map_err(|e| err(format!("{e:?}")))
 }
 
 /// Check a batch: lengths, finiteness, labels in {-1, +1}, ids below `n` (if given).
@@ -156,11 +276,40 @@ pub fn check_batch(
     Ok(())
 }
 
+/// Settings of [`Erm`], the empirical risk of eq. (1) of the rank-based paper with
+/// `sigma_i = 1/n`; with the logistic loss it is the cross-entropy (CE) baseline of the pAUC
+/// paper's Tables 2-3 (LibAUC trains CE with PyTorch's `BCEWithLogitsLoss`, the same loss).
+#[derive(Config, Debug)]
+pub struct ErmConfig {
+    /// The individual loss of the margin `-y s` (default logistic: binary cross-entropy on
+    /// the logits).
+    #[config(default = "Loss::Logistic")]
+    pub loss: Loss,
+}
+
+impl ErmConfig {
+    /// The objective.
+    ///
+    /// # Errors
+    /// [`TrainError::Spec`] for a loss whose parameters are out of range.
+    pub fn init(&self) -> Result<Erm, TrainError> {
+        self.loss.validate()?;
+        Ok(Erm { loss: self.loss })
+    }
+}
+
 /// Empirical risk `mean_i l(-y_i s_i)` over the batch (eq. 1 with sigma_i = 1/n): no state.
+/// Built by [`ErmConfig::init`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Erm {
+    loss: Loss,
+}
+
+impl Erm {
     /// The individual loss.
-    pub loss: Loss,
+    pub fn loss(&self) -> Loss {
+        self.loss
+    }
 }
 
 impl Objective for Erm {
@@ -186,6 +335,15 @@ impl Objective for Erm {
             loss: loss / b,
             grad,
         })
+    }
+
+    fn into_record(self) -> ModuleRecord {
+        NoState::new().into_record()
+    }
+
+    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError> {
+        state_record::load("ERM", NoState::new(), record)?;
+        Ok(self)
     }
 }
 
@@ -220,9 +378,7 @@ mod tests {
         let s = [0.3, -2.0, 40.0, -800.0];
         let y = [1.0, 1.0, -1.0, -1.0];
         let ids = [0, 1, 2, 3];
-        let mut erm = Erm {
-            loss: Loss::Logistic,
-        };
+        let mut erm = ErmConfig::new().init().unwrap();
         let g = erm.batch_gradient(&s, &y, &ids).unwrap();
         assert!(g.loss.is_finite());
         for i in 0..s.len() {

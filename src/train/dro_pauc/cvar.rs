@@ -1,32 +1,39 @@
 //! SOPA: the exact one-way pAUC estimator over FPR `[0, beta]`, CVaR-DRO with one threshold
 //! per positive (Zhu et al. 2022).
 
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::store::ModuleRecord;
+use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
 use crate::train::objective::{BatchGradient, Objective, TrainError};
+use crate::train::state_record;
 
-/// SOPA: the one-way pAUC over FPR `[0, beta]` by CVaR-DRO with a threshold `s_i` per positive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sopa {
-    /// FPR upper bound beta.
+/// Settings of [`Sopa`] (Zhu et al. 2022, Algorithm SOPA for the one-way pAUC over FPR
+/// `[0, beta]`); the defaults are LibAUC 2.0.1's `pAUC_CVaR_Loss`.
+#[derive(Config, Debug)]
+pub struct SopaConfig {
+    /// FPR upper bound beta, `0 < beta <= 1` (LibAUC's default 0.2).
     pub beta: f64,
-    /// Margin of the squared hinge (LibAUC's default 1.0).
+    /// Margin `m` of the squared hinge `max(m - (h_i - h_j), 0)^2` (LibAUC's default 1.0).
+    #[config(default = 1.0)]
     pub margin: f64,
-    /// Step size of the thresholds (LibAUC's default 0.1).
+    /// Step size `eta` of the thresholds (LibAUC's default 0.1).
+    #[config(default = 0.1)]
     pub eta: f64,
-    /// The thresholds, one per positive (start at 0, as LibAUC's).
-    pub thresholds: Vec<f64>,
-    index: PositiveIndex,
 }
 
-impl Sopa {
-    /// SOPA for a training set with `labels` in {-1, +1} (id order).
+impl SopaConfig {
+    /// SOPA for a training set with `labels` (id order; +1 positive, -1 or 0 negative), its
+    /// thresholds at 0 as LibAUC's.
     ///
     /// # Errors
-    /// [`TrainError::Setting`] unless `0 < beta <= 1`, `margin > 0`, `eta > 0`;
-    /// [`TrainError::BadLabel`] for a label outside {-1, +1}.
-    pub fn new(labels: &[f64], beta: f64, margin: f64, eta: f64) -> Result<Self, TrainError> {
+    /// [`TrainError::Setting`] unless `0 < beta <= 1`, `margin > 0`, `eta > 0` and both
+    /// classes are present; [`TrainError::BadLabel`] for another label value.
+    pub fn init(&self, labels: &[f64]) -> Result<Sopa, TrainError> {
+        let (beta, margin, eta) = (self.beta, self.margin, self.eta);
         settings(
             "SOPA's beta",
             "0 < beta <= 1",
@@ -49,7 +56,27 @@ impl Sopa {
             index,
         })
     }
+}
 
+/// SOPA: the one-way pAUC over FPR `[0, beta]` by CVaR-DRO with a threshold `s_i` per positive.
+/// Built by [`SopaConfig::init`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sopa {
+    beta: f64,
+    margin: f64,
+    eta: f64,
+    /// The thresholds, one per positive (start at 0, as LibAUC's).
+    pub thresholds: Vec<f64>,
+    index: PositiveIndex,
+}
+
+/// SOPA's state as a Burn record: the thresholds.
+#[derive(Module, Debug)]
+struct SopaState {
+    sopa_thresholds: Param<Tensor<1>>,
+}
+
+impl Sopa {
     /// `F(w, s)` on a batch of scores for the current thresholds:
     /// `mean_i (s_i + 1/(beta B-) sum_j (L_ij - s_i)_+)`.
     fn value(&self, p: &Pairs) -> f64 {
@@ -105,6 +132,22 @@ impl Objective for Sopa {
             grad: grad.into_iter().map(|g| g as f32).collect(),
         })
     }
+
+    fn into_record(self) -> ModuleRecord {
+        SopaState {
+            sopa_thresholds: state_record::param(&self.thresholds),
+        }
+        .into_record()
+    }
+
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        let shell = SopaState {
+            sopa_thresholds: state_record::param(&self.thresholds),
+        };
+        let state = state_record::load("SOPA", shell, record)?;
+        self.thresholds = state_record::values("SOPA", &state.sopa_thresholds)?;
+        Ok(self)
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +162,11 @@ mod tests {
     #[test]
     fn sopa_gradient_matches_finite_differences() {
         let (s, y, _) = batch();
-        let mut sopa = Sopa::new(&y, 0.5, 1.0, 0.1).unwrap();
+        let mut sopa = SopaConfig::new(0.5)
+            .with_margin(1.0)
+            .with_eta(0.1)
+            .init(&y)
+            .unwrap();
         sopa.thresholds = vec![0.3, 0.9, 0.05, 0.5];
         check_fd(&sopa, &s, &y);
     }
@@ -130,7 +177,11 @@ mod tests {
         let h: Vec<f64> = s.iter().map(|&v| sigmoid(v)).collect();
         let (hp, hn) = h.split_at(4);
         for beta in [1.0 / 6.0, 0.5, 1.0] {
-            let mut sopa = Sopa::new(&y, beta, 1.0, 0.1).unwrap();
+            let mut sopa = SopaConfig::new(beta)
+                .with_margin(1.0)
+                .with_eta(0.1)
+                .init(&y)
+                .unwrap();
             // The CVaR's minimizing threshold: each positive's k-th largest pair loss.
             let k = (beta * 6.0).round() as usize;
             for (i, &a) in hp.iter().enumerate() {
@@ -151,7 +202,11 @@ mod tests {
         // step is that divided by beta N- with theta = eta: s_i <- s_i - eta (1 - #active /
         // (beta J)). Positive 0 of the batch, J = N- = 6 negatives, beta = 0.5.
         let (s, y, ids) = batch();
-        let mut sopa = Sopa::new(&y, 0.5, 1.0, 0.2).unwrap();
+        let mut sopa = SopaConfig::new(0.5)
+            .with_margin(1.0)
+            .with_eta(0.2)
+            .init(&y)
+            .unwrap();
         sopa.thresholds = vec![0.5; 4];
         let before = sopa.thresholds[0];
         sopa.batch_gradient(&s, &y, &ids).unwrap();
@@ -168,8 +223,18 @@ mod tests {
     #[test]
     fn bad_settings_and_one_class_batches_are_refused() {
         let (s, y, _) = batch();
-        assert!(Sopa::new(&y, 0.0, 1.0, 0.1).is_err());
-        let mut sopa = Sopa::new(&y, 0.5, 1.0, 0.1).unwrap();
+        assert!(
+            SopaConfig::new(0.0)
+                .with_margin(1.0)
+                .with_eta(0.1)
+                .init(&y)
+                .is_err()
+        );
+        let mut sopa = SopaConfig::new(0.5)
+            .with_margin(1.0)
+            .with_eta(0.1)
+            .init(&y)
+            .unwrap();
         let err = sopa.batch_gradient(&s[..2], &y[..2], &[0, 1]).unwrap_err();
         assert!(err.to_string().contains("both classes"), "{err}");
         // A negative id given a positive label.

@@ -1,23 +1,55 @@
 //! SOPA-s and SOTA-s: the one-way and the two-way pAUC smoothed by KL-DRO, tracked by moving
 //! averages per positive (Zhu et al. 2022).
 
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::store::ModuleRecord;
+use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
 use crate::train::objective::{BatchGradient, Objective, TrainError};
+use crate::train::state_record;
 
-/// SOPA-s: the one-way pAUC by KL-DRO smoothing, a moving average `u_i` per positive.
+/// Settings of [`SopaS`] (Zhu et al. 2022, SOPA-s: the one-way pAUC by KL-DRO smoothing);
+/// the defaults are LibAUC 2.0.1's `pAUC_DRO_Loss`.
+#[derive(Config, Debug)]
+pub struct SopaSConfig {
+    /// KL weight lambda, `> 0` (LibAUC's `Lambda`, default 1.0; a small lambda focuses on the
+    /// hardest negatives).
+    #[config(default = 1.0)]
+    pub lambda: f64,
+    /// Moving-average weight gamma of the new batch, in (0, 1] (LibAUC's default 0.9).
+    #[config(default = 0.9)]
+    pub gamma: f64,
+    /// Margin `m` of the squared hinge (LibAUC's default 1.0).
+    #[config(default = 1.0)]
+    pub margin: f64,
+}
+
+/// SOPA-s: the one-way pAUC by KL-DRO smoothing, a moving average `u_i` per positive. Built by
+/// [`SopaSConfig::init`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SopaS {
-    /// KL weight lambda (LibAUC's default 1.0; small lambda focuses on the hardest negatives).
-    pub lambda: f64,
-    /// Moving-average weight gamma of the new batch (LibAUC's default 0.9).
-    pub gamma: f64,
-    /// Margin of the squared hinge (LibAUC's default 1.0).
-    pub margin: f64,
+    lambda: f64,
+    gamma: f64,
+    margin: f64,
     /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)` (0 until a positive is first seen).
     pub u: Vec<f64>,
     index: PositiveIndex,
+}
+
+/// SOPA-s's state as a Burn record: the moving averages `u_i`.
+#[derive(Module, Debug)]
+struct SopaSState {
+    sopa_s_u: Param<Tensor<1>>,
+}
+
+/// SOTA-s's state as a Burn record: the moving averages `u_i` and `v`.
+#[derive(Module, Debug)]
+struct SotaSState {
+    sota_s_u: Param<Tensor<1>>,
+    sota_s_v: Param<Tensor<1>>,
 }
 
 /// `exp(L_ij / lambda)` and `dL_ij/dt` of every pair of positive `a` of `p`.
@@ -31,13 +63,15 @@ fn exp_row(p: &Pairs, hp: f64, margin: f64, lambda: f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
-impl SopaS {
-    /// SOPA-s for a training set with `labels` in {-1, +1} (id order).
+impl SopaSConfig {
+    /// SOPA-s for a training set with `labels` (id order; +1 positive, -1 or 0 negative), its
+    /// `u_i` at 0 as LibAUC's.
     ///
     /// # Errors
-    /// [`TrainError::Setting`] unless `lambda > 0`, `0 < gamma <= 1`, `margin > 0`;
-    /// [`TrainError::BadLabel`] for a label outside {-1, +1}.
-    pub fn new(labels: &[f64], lambda: f64, gamma: f64, margin: f64) -> Result<Self, TrainError> {
+    /// [`TrainError::Setting`] unless `lambda > 0`, `0 < gamma <= 1`, `margin > 0` and both
+    /// classes are present; [`TrainError::BadLabel`] for another label value.
+    pub fn init(&self, labels: &[f64]) -> Result<SopaS, TrainError> {
+        let (lambda, gamma, margin) = (self.lambda, self.gamma, self.margin);
         settings(
             "SOPA-s's lambda",
             "> 0",
@@ -95,22 +129,55 @@ impl Objective for SopaS {
             grad: grad.into_iter().map(|g| g as f32).collect(),
         })
     }
+
+    fn into_record(self) -> ModuleRecord {
+        SopaSState {
+            sopa_s_u: state_record::param(&self.u),
+        }
+        .into_record()
+    }
+
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        let shell = SopaSState {
+            sopa_s_u: state_record::param(&self.u),
+        };
+        let state = state_record::load("SOPA-s", shell, record)?;
+        self.u = state_record::values("SOPA-s", &state.sopa_s_u)?;
+        Ok(self)
+    }
+}
+
+/// Settings of [`SotaS`] (Zhu et al. 2022, SOTA-s: the two-way pAUC by KL-DRO over the
+/// negatives and over the positives); the defaults are LibAUC 2.0.1's `tpAUC_KL_Loss`.
+#[derive(Config, Debug)]
+pub struct SotaSConfig {
+    /// KL weight over the negatives, lambda, `> 0` (LibAUC's `Lambda`, default 1.0).
+    #[config(default = 1.0)]
+    pub lambda: f64,
+    /// KL weight over the positives, tau, `> 0` (LibAUC's default 1.0).
+    #[config(default = 1.0)]
+    pub tau: f64,
+    /// Moving-average weight of `u_i`, in (0, 1] (LibAUC's `gammas[0]`, default 0.9).
+    #[config(default = 0.9)]
+    pub gamma_u: f64,
+    /// Moving-average weight of `v`, in (0, 1] (LibAUC's `gammas[1]`, default 0.9).
+    #[config(default = 0.9)]
+    pub gamma_v: f64,
+    /// Margin `m` of the squared hinge (LibAUC's default 1.0).
+    #[config(default = 1.0)]
+    pub margin: f64,
 }
 
 /// SOTA-s: the two-way pAUC by KL-DRO over the negatives (lambda) and over the positives
-/// (tau), moving averages `u_i` per positive and `v` over the positives.
+/// (tau), moving averages `u_i` per positive and `v` over the positives. Built by
+/// [`SotaSConfig::init`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SotaS {
-    /// KL weight over the negatives, lambda (LibAUC's default 1.0).
-    pub lambda: f64,
-    /// KL weight over the positives, tau (LibAUC's default 1.0).
-    pub tau: f64,
-    /// Moving-average weight of `u_i` (LibAUC's default 0.9).
-    pub gamma_u: f64,
-    /// Moving-average weight of `v` (LibAUC's default 0.9).
-    pub gamma_v: f64,
-    /// Margin of the squared hinge (LibAUC's default 1.0).
-    pub margin: f64,
+    lambda: f64,
+    tau: f64,
+    gamma_u: f64,
+    gamma_v: f64,
+    margin: f64,
     /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)`.
     pub u: Vec<f64>,
     /// `v`, the tracked `1/N+ sum_i u_i^(lambda / tau)`.
@@ -118,19 +185,16 @@ pub struct SotaS {
     index: PositiveIndex,
 }
 
-impl SotaS {
-    /// SOTA-s for a training set with `labels` in {-1, +1} (id order).
+impl SotaSConfig {
+    /// SOTA-s for a training set with `labels` (id order; +1 positive, -1 or 0 negative), `u_i`
+    /// and `v` at 0 as LibAUC's.
     ///
     /// # Errors
-    /// [`TrainError::Setting`] unless `lambda, tau > 0`, the gammas in (0, 1], `margin > 0`;
-    /// [`TrainError::BadLabel`] for a label outside {-1, +1}.
-    pub fn new(
-        labels: &[f64],
-        lambda: f64,
-        tau: f64,
-        (gamma_u, gamma_v): (f64, f64),
-        margin: f64,
-    ) -> Result<Self, TrainError> {
+    /// [`TrainError::Setting`] unless `lambda, tau > 0`, the gammas in (0, 1], `margin > 0`
+    /// and both classes are present; [`TrainError::BadLabel`] for another label value.
+    pub fn init(&self, labels: &[f64]) -> Result<SotaS, TrainError> {
+        let (lambda, tau, margin) = (self.lambda, self.tau, self.margin);
+        let (gamma_u, gamma_v) = (self.gamma_u, self.gamma_v);
         settings(
             "SOTA-s's lambda",
             "> 0",
@@ -202,6 +266,25 @@ impl Objective for SotaS {
             grad: grad.into_iter().map(|g| g as f32).collect(),
         })
     }
+
+    fn into_record(self) -> ModuleRecord {
+        SotaSState {
+            sota_s_u: state_record::param(&self.u),
+            sota_s_v: state_record::param(&[self.v]),
+        }
+        .into_record()
+    }
+
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        let shell = SotaSState {
+            sota_s_u: state_record::param(&self.u),
+            sota_s_v: state_record::param(&[self.v]),
+        };
+        let state = state_record::load("SOTA-s", shell, record)?;
+        self.u = state_record::values("SOTA-s", &state.sota_s_u)?;
+        self.v = state_record::values("SOTA-s", &state.sota_s_v)?[0];
+        Ok(self)
+    }
 }
 
 #[cfg(test)]
@@ -217,14 +300,39 @@ mod tests {
     fn kl_gradients_match_finite_differences() {
         let (s, y, _) = batch();
         // gamma = 1: u_i is the batch mean, so the gradient is the loss's.
-        check_fd(&SopaS::new(&y, 0.7, 1.0, 1.0).unwrap(), &s, &y);
-        check_fd(&SotaS::new(&y, 0.7, 1.3, (1.0, 1.0), 1.0).unwrap(), &s, &y);
+        check_fd(
+            &SopaSConfig::new()
+                .with_lambda(0.7)
+                .with_gamma(1.0)
+                .with_margin(1.0)
+                .init(&y)
+                .unwrap(),
+            &s,
+            &y,
+        );
+        check_fd(
+            &SotaSConfig::new()
+                .with_lambda(0.7)
+                .with_tau(1.3)
+                .with_gamma_u(1.0)
+                .with_gamma_v(1.0)
+                .with_margin(1.0)
+                .init(&y)
+                .unwrap(),
+            &s,
+            &y,
+        );
     }
 
     #[test]
     fn sopa_s_with_a_large_lambda_trains_the_full_auc_surrogate() {
         let (s, y, ids) = batch();
-        let mut dro = SopaS::new(&y, 1e7, 1.0, 1.0).unwrap();
+        let mut dro = SopaSConfig::new()
+            .with_lambda(1e7)
+            .with_gamma(1.0)
+            .with_margin(1.0)
+            .init(&y)
+            .unwrap();
         let g = dro.batch_gradient(&s, &y, &ids).unwrap().grad;
         let h: Vec<f64> = s.iter().map(|&v| sigmoid(v)).collect();
         let (_, gp, gn) =
@@ -242,8 +350,20 @@ mod tests {
     #[test]
     fn sota_s_with_a_large_tau_is_sopa_s() {
         let (s, y, ids) = batch();
-        let mut two_way = SotaS::new(&y, 0.7, 1e9, (0.9, 1.0), 1.0).unwrap();
-        let mut one_way = SopaS::new(&y, 0.7, 0.9, 1.0).unwrap();
+        let mut two_way = SotaSConfig::new()
+            .with_lambda(0.7)
+            .with_tau(1e9)
+            .with_gamma_u(0.9)
+            .with_gamma_v(1.0)
+            .with_margin(1.0)
+            .init(&y)
+            .unwrap();
+        let mut one_way = SopaSConfig::new()
+            .with_lambda(0.7)
+            .with_gamma(0.9)
+            .with_margin(1.0)
+            .init(&y)
+            .unwrap();
         for _ in 0..3 {
             let a = two_way.batch_gradient(&s, &y, &ids).unwrap().grad;
             let b = one_way.batch_gradient(&s, &y, &ids).unwrap().grad;
@@ -256,7 +376,23 @@ mod tests {
     #[test]
     fn bad_settings_are_refused() {
         let (_, y, _) = batch();
-        assert!(SopaS::new(&y, 1.0, 1.5, 1.0).is_err());
-        assert!(SotaS::new(&y, 1.0, -1.0, (0.9, 0.9), 1.0).is_err());
+        assert!(
+            SopaSConfig::new()
+                .with_lambda(1.0)
+                .with_gamma(1.5)
+                .with_margin(1.0)
+                .init(&y)
+                .is_err()
+        );
+        assert!(
+            SotaSConfig::new()
+                .with_lambda(1.0)
+                .with_tau(-1.0)
+                .with_gamma_u(0.9)
+                .with_gamma_v(0.9)
+                .with_margin(1.0)
+                .init(&y)
+                .is_err()
+        );
     }
 }

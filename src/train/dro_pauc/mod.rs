@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use crate::loss::sigmoid;
 use crate::train::objective::{TrainError, check_batch};
 
-pub use cvar::Sopa;
-pub use kl::{SopaS, SotaS};
+pub use cvar::{Sopa, SopaConfig};
+pub use kl::{SopaS, SopaSConfig, SotaS, SotaSConfig};
 
 /// The squared hinge `max(m - t, 0)^2` of `t = h_i - h_j` and its derivative in `t`.
 pub(super) fn squared_hinge(margin: f64, t: f64) -> (f64, f64) {
@@ -56,11 +56,28 @@ pub(super) struct PositiveIndex {
 }
 
 impl PositiveIndex {
+    /// The index of a training set's `labels` (+1 for a positive, -1 or 0 for a negative, so
+    /// that both the {-1, +1} and Burn's {0, 1} conventions work), which must hold both
+    /// classes.
     pub(super) fn new(labels: &[f64]) -> Result<Self, TrainError> {
-        if let Some(index) = labels.iter().position(|&y| y != 1.0 && y != -1.0) {
+        if let Some(index) = labels
+            .iter()
+            .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
+        {
             return Err(TrainError::BadLabel {
                 index,
                 value: labels[index],
+            });
+        }
+        let positives = labels.iter().filter(|&&y| y > 0.0).count();
+        if positives == 0 || positives == labels.len() {
+            return Err(TrainError::Setting {
+                name: "the training labels",
+                requirement: "both classes (a pairwise objective pairs positives with negatives)",
+                got: format!(
+                    "{positives} positives, {} negatives",
+                    labels.len() - positives
+                ),
             });
         }
         let mut count = 0;

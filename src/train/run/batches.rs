@@ -10,10 +10,10 @@ use rankrisk_models::Scorer;
 
 use crate::loss::Loss;
 use crate::pauc::objective::PairLoss;
-use crate::train::aucm::AucM;
-use crate::train::dro_pauc::{Sopa, SopaS, SotaS};
-use crate::train::mb_pauc::MiniBatchPauc;
-use crate::train::objective::{BatchGradient, Erm, Objective, TrainError};
+use crate::train::aucm::{AucM, AucMConfig};
+use crate::train::dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
+use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
+use crate::train::objective::{BatchGradient, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
 use crate::train::run::config::{Method, RunConfig};
 use crate::train::run::error::{RunError, diverged, step_error};
@@ -47,28 +47,40 @@ impl BatchObjective {
     ) -> Result<Self, RunError> {
         Ok(match cfg.method {
             Method::Ce => BatchObjective::Ce,
-            Method::Aucm => BatchObjective::Aucm(AucM::new(positive_share, cfg.lr, 500.0, 1e-4)?),
-            Method::Mb => BatchObjective::Mb(MiniBatchPauc {
-                alpha: cfg.alpha,
-                beta: cfg.beta,
-                loss: PairLoss::Logistic,
-            }),
-            Method::Sopa => {
-                BatchObjective::Sopa(Sopa::new(labels, cfg.beta, cfg.margin, cfg.sopa_eta)?)
-            }
-            Method::SopaS => BatchObjective::SopaS(SopaS::new(
-                labels,
-                cfg.dro_lambda,
-                cfg.dro_gamma,
-                cfg.margin,
-            )?),
-            Method::SotaS => BatchObjective::SotaS(SotaS::new(
-                labels,
-                cfg.dro_lambda,
-                cfg.dro_tau,
-                (cfg.dro_gamma, cfg.dro_gamma),
-                cfg.margin,
-            )?),
+            Method::Aucm => BatchObjective::Aucm(
+                AucMConfig::new()
+                    .with_imratio(Some(positive_share))
+                    .with_lr(cfg.lr)
+                    .with_weight_decay(1e-4)
+                    .init(labels)?,
+            ),
+            Method::Mb => BatchObjective::Mb(
+                MiniBatchPaucConfig::new(cfg.alpha, cfg.beta)
+                    .with_loss(PairLoss::Logistic)
+                    .init()?,
+            ),
+            Method::Sopa => BatchObjective::Sopa(
+                SopaConfig::new(cfg.beta)
+                    .with_margin(cfg.margin)
+                    .with_eta(cfg.sopa_eta)
+                    .init(labels)?,
+            ),
+            Method::SopaS => BatchObjective::SopaS(
+                SopaSConfig::new()
+                    .with_lambda(cfg.dro_lambda)
+                    .with_gamma(cfg.dro_gamma)
+                    .with_margin(cfg.margin)
+                    .init(labels)?,
+            ),
+            Method::SotaS => BatchObjective::SotaS(
+                SotaSConfig::new()
+                    .with_lambda(cfg.dro_lambda)
+                    .with_tau(cfg.dro_tau)
+                    .with_gamma_u(cfg.dro_gamma)
+                    .with_gamma_v(cfg.dro_gamma)
+                    .with_margin(cfg.margin)
+                    .init(labels)?,
+            ),
             Method::Sbcd => unreachable!("AGD-SBCD is not a batch objective"),
         })
     }
@@ -80,10 +92,10 @@ impl BatchObjective {
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
         match self {
-            BatchObjective::Ce => Erm {
-                loss: Loss::Logistic,
-            }
-            .batch_gradient(scores, labels, ids),
+            BatchObjective::Ce => ErmConfig::new()
+                .with_loss(Loss::Logistic)
+                .init()?
+                .batch_gradient(scores, labels, ids),
             BatchObjective::Aucm(o) => o.batch_gradient(scores, labels, ids),
             BatchObjective::Mb(o) => o.batch_gradient(scores, labels, ids),
             BatchObjective::Sopa(o) => o.batch_gradient(scores, labels, ids),

@@ -1,0 +1,272 @@
+//! The objectives as Burn components (issue 40): each built from its `#[derive(Config)]`
+//! config, one `forward` per step whose parameter gradients are those of the CPU interface
+//! (`batch_gradient` + the surrogate bridge) and whose value is the batch loss, its state a
+//! Burn record that continues bit for bit after a round trip through burnpack bytes, its
+//! config a JSON round trip, its defaults LibAUC 2.0.1's.
+
+use burn::config::Config;
+use burn::module::Param;
+use burn::optim::GradientsParams;
+use burn::store::ModuleRecord;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use rankrisk::backend::{BackendKind, autodiff_device};
+use rankrisk::bridge::{scores_to_cpu, surrogate};
+use rankrisk::train::{
+    AucMConfig, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, SopaConfig, SopaSConfig,
+    SotaSConfig, TrainError,
+};
+use rankrisk::weights::Weights;
+
+/// 12 training samples (ids 0..12), 5 positives.
+const LABELS: [f64; 12] = [
+    1.0, -1.0, -1.0, 1.0, -1.0, 1.0, -1.0, -1.0, 1.0, -1.0, 1.0, -1.0,
+];
+
+/// A batch of the training set: its ids and scores that move with `step`.
+fn batch(step: usize) -> (Vec<usize>, Vec<f32>) {
+    let ids: Vec<usize> = (0..8).map(|k| (k * 5 + step * 3) % 12).collect();
+    let scores = ids
+        .iter()
+        .map(|&i| ((i * 7 + step * 11) % 13) as f32 / 4.0 - 1.5)
+        .collect();
+    (ids, scores)
+}
+
+fn device() -> Device {
+    autodiff_device(BackendKind::Flex).unwrap()
+}
+
+/// The batch as Burn tensors: scores as a trainable leaf, 0/1 targets, ids.
+fn tensors(ids: &[usize], scores: &[f32]) -> (Param<Tensor<1>>, Tensor<1, Int>, Tensor<1, Int>) {
+    let d = device();
+    let n = ids.len();
+    let s = Param::from_tensor(Tensor::<1>::from_data(
+        TensorData::new(scores.to_vec(), [n]),
+        &d,
+    ));
+    let t: Vec<i64> = ids.iter().map(|&i| i64::from(LABELS[i] > 0.0)).collect();
+    let i: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+    (
+        s,
+        Tensor::from_data(TensorData::new(t, [n]), &d),
+        Tensor::from_data(TensorData::new(i, [n]), &d),
+    )
+}
+
+fn grad_of(grads: &GradientsParams, p: &Param<Tensor<1>>) -> Vec<f32> {
+    grads
+        .get::<1>(p.id)
+        .unwrap()
+        .into_data()
+        .try_into_vec()
+        .unwrap()
+}
+
+/// `forward` against `batch_gradient` + `surrogate` on the same batch from the same state:
+/// the same gradients, the loss as the value, and the same state after.
+fn forward_is_the_cpu_interface<O: Objective + Clone + PartialEq + std::fmt::Debug>(
+    name: &str,
+    objective: O,
+) {
+    let (mut a, mut b) = (objective.clone(), objective);
+    for step in 0..4 {
+        let (ids, scores) = batch(step);
+        let (s, targets, id_tensor) = tensors(&ids, &scores);
+        let loss = a.forward(s.val(), targets, id_tensor).unwrap();
+        let value: f32 = loss.clone().into_scalar();
+        let via_forward = grad_of(&GradientsParams::from_grads(loss.backward(), &s), &s);
+
+        let s2 = tensors(&ids, &scores).0;
+        let cpu = scores_to_cpu(s2.val()).unwrap();
+        let labels: Vec<f64> = ids.iter().map(|&i| LABELS[i]).collect();
+        let g = b.batch_gradient(&cpu, &labels, &ids).unwrap();
+        let sur = surrogate(s2.val(), &g.grad).unwrap();
+        let via_cpu = grad_of(&GradientsParams::from_grads(sur.backward(), &s2), &s2);
+
+        assert_eq!(via_forward, via_cpu, "{name}, step {step}: gradients");
+        assert!(
+            via_cpu.iter().any(|v| v.abs() > 1e-6),
+            "{name}, step {step}: a trivial gradient"
+        );
+        assert_eq!(value, g.loss as f32, "{name}, step {step}: the loss value");
+        assert_eq!(a, b, "{name}, step {step}: the state after the step");
+    }
+}
+
+#[test]
+fn forward_gives_the_gradients_and_loss_of_the_cpu_interface() {
+    forward_is_the_cpu_interface("ERM", ErmConfig::new().init().unwrap());
+    forward_is_the_cpu_interface("MB", MiniBatchPaucConfig::new(0.0, 0.5).init().unwrap());
+    forward_is_the_cpu_interface("SOPA", SopaConfig::new(0.5).init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("SOPA-s", SopaSConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("SOTA-s", SotaSConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("AUC-M", AucMConfig::new().init(&LABELS).unwrap());
+}
+
+#[test]
+fn forward_refuses_bad_targets_and_ids_with_the_objectives_error() {
+    let mut sopa = SopaConfig::new(0.5).init(&LABELS).unwrap();
+    let d = device();
+    let s = Tensor::<1>::from_data(TensorData::new(vec![0.1f32, 0.2], [2]), &d);
+    let int = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [2]), &d);
+    let e = sopa
+        .forward(s.clone(), int(vec![1, 2]), int(vec![0, 1]))
+        .unwrap_err();
+    assert!(matches!(e, TrainError::BadLabel { index: 1, .. }), "{e}");
+    let e = sopa
+        .forward(s.clone(), int(vec![1, 0]), int(vec![0, -4]))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the id -4 at position 1 is negative"),
+        "{e}"
+    );
+    let e = sopa
+        .forward(s, int(vec![1, 0]), int(vec![0, 99]))
+        .unwrap_err();
+    assert!(
+        matches!(e, TrainError::IdOutOfRange { id: 99, n: 12 }),
+        "{e}"
+    );
+}
+
+/// Train `steps` steps from `from` through the CPU interface.
+fn train<O: Objective>(o: &mut O, from: usize, steps: usize) {
+    for step in from..from + steps {
+        let (ids, scores) = batch(step);
+        let s: Vec<f64> = scores.iter().map(|&v| f64::from(v)).collect();
+        let labels: Vec<f64> = ids.iter().map(|&i| LABELS[i]).collect();
+        o.batch_gradient(&s, &labels, &ids).unwrap();
+    }
+}
+
+/// Ten steps after a save and load through burnpack bytes equal ten steps without them.
+fn record_round_trip<O: Objective + Clone + PartialEq + std::fmt::Debug>(
+    name: &str,
+    fresh: impl Fn() -> O,
+) {
+    let mut original = fresh();
+    train(&mut original, 0, 5);
+    let bytes = original.clone().into_record().into_bytes().unwrap();
+    let record = ModuleRecord::from_bytes(bytes).unwrap();
+    let mut loaded = fresh().load_record(record).unwrap();
+    assert_eq!(loaded, original, "{name}: the loaded state");
+    assert_ne!(loaded, fresh(), "{name}: the state moved in 5 steps");
+    train(&mut original, 5, 10);
+    train(&mut loaded, 5, 10);
+    assert_eq!(loaded, original, "{name}: ten steps after the load");
+}
+
+#[test]
+fn records_continue_bit_for_bit_after_a_burnpack_round_trip() {
+    record_round_trip("SOPA", || SopaConfig::new(0.5).init(&LABELS).unwrap());
+    record_round_trip("SOPA-s", || SopaSConfig::new().init(&LABELS).unwrap());
+    record_round_trip("SOTA-s", || SotaSConfig::new().init(&LABELS).unwrap());
+    record_round_trip("AUC-M", || AucMConfig::new().init(&LABELS).unwrap());
+    // The stateless objectives round-trip an empty record.
+    let erm = ErmConfig::new().init().unwrap();
+    let record = ModuleRecord::from_bytes(erm.into_record().into_bytes().unwrap()).unwrap();
+    assert_eq!(erm.load_record(record).unwrap(), erm);
+}
+
+#[test]
+fn the_deep_admm_state_round_trips_exactly() {
+    let cfg = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }).with_l2(1e-3);
+    let mut admm = cfg.init(&LABELS).unwrap();
+    let u: Vec<f64> = (0..12).map(|i| (i as f64 * 0.37).sin()).collect();
+    admm.outer_step(&u).unwrap();
+    train(&mut admm, 0, 3);
+    admm.outer_step(&u.iter().map(|v| v * 0.5).collect::<Vec<_>>())
+        .unwrap();
+    let record =
+        ModuleRecord::from_bytes(admm.clone().into_record().into_bytes().unwrap()).unwrap();
+    let loaded = cfg.init(&LABELS).unwrap().load_record(record).unwrap();
+    assert_eq!(loaded.state, admm.state);
+    assert!(admm.state.k == 2 && admm.state.z.iter().any(|&z| z != 0.0));
+}
+
+#[test]
+fn a_record_of_another_objective_or_training_set_is_refused() {
+    let mut sopa = SopaConfig::new(0.5).init(&LABELS).unwrap();
+    train(&mut sopa, 0, 3);
+    let record = || sopa.clone().into_record();
+    let e = SopaSConfig::new()
+        .init(&LABELS)
+        .unwrap()
+        .load_record(record())
+        .unwrap_err();
+    assert!(e.to_string().starts_with("SOPA-s's record:"), "{e}");
+    let e = ErmConfig::new()
+        .init()
+        .unwrap()
+        .load_record(record())
+        .unwrap_err();
+    assert!(e.to_string().starts_with("ERM's record:"), "{e}");
+    // Another training set: 3 positives, not 5.
+    let e = SopaConfig::new(0.5)
+        .init(&[1.0, 1.0, 1.0, -1.0])
+        .unwrap()
+        .load_record(record())
+        .unwrap_err();
+    assert!(e.to_string().contains("another training set"), "{e}");
+}
+
+#[test]
+fn configs_round_trip_as_json_and_default_to_libauc() {
+    let sopa = SopaConfig::new(0.3).with_eta(0.05);
+    let back = SopaConfig::load_binary(sopa.to_string().as_bytes()).unwrap();
+    assert_eq!((back.beta, back.margin, back.eta), (0.3, 1.0, 0.05));
+    let sota = SotaSConfig::new().with_tau(2.0);
+    let back = SotaSConfig::load_binary(sota.to_string().as_bytes()).unwrap();
+    assert_eq!(back.to_string(), sota.to_string());
+    let aucm = AucMConfig::new().with_imratio(Some(0.2));
+    let back = AucMConfig::load_binary(aucm.to_string().as_bytes()).unwrap();
+    assert_eq!(back.imratio, Some(0.2));
+    let admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.9 }).with_l2(1e-4);
+    let back = DeepAdmmConfig::load_binary(admm.to_string().as_bytes()).unwrap();
+    assert_eq!(back.to_string(), admm.to_string());
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5);
+    let back = MiniBatchPaucConfig::load_binary(mb.to_string().as_bytes()).unwrap();
+    assert_eq!(back.to_string(), mb.to_string());
+
+    // LibAUC 2.0.1's constructors: pAUC_CVaR_Loss(margin=1.0, beta=0.2, eta=0.1),
+    // pAUC_DRO_Loss(gamma=0.9, margin=1.0, Lambda=1.0), tpAUC_KL_Loss(tau=1.0, Lambda=1.0,
+    // gammas=(0.9, 0.9), margin=1.0), AUCMLoss(margin=1.0) with PESG(lr=0.1,
+    // epoch_decay=2e-3, weight_decay=1e-5).
+    let c = SopaConfig::new(0.2);
+    assert_eq!((c.margin, c.eta), (1.0, 0.1));
+    let c = SopaSConfig::new();
+    assert_eq!((c.lambda, c.gamma, c.margin), (1.0, 0.9, 1.0));
+    let c = SotaSConfig::new();
+    assert_eq!(
+        (c.lambda, c.tau, c.gamma_u, c.gamma_v, c.margin),
+        (1.0, 1.0, 0.9, 0.9, 1.0)
+    );
+    let c = AucMConfig::new();
+    assert_eq!(
+        (c.imratio, c.margin, c.lr, 1.0 / c.gamma, c.weight_decay),
+        (None, 1.0, 0.1, 2e-3, 1e-5)
+    );
+}
+
+#[test]
+fn configs_refuse_settings_out_of_range_and_one_class_labels() {
+    assert!(SopaConfig::new(1.5).init(&LABELS).is_err());
+    assert!(SopaSConfig::new().with_gamma(0.0).init(&LABELS).is_err());
+    assert!(
+        SotaSConfig::new()
+            .with_lambda(f64::NAN)
+            .init(&LABELS)
+            .is_err()
+    );
+    assert!(AucMConfig::new().with_lr(-1.0).init(&LABELS).is_err());
+    assert!(MiniBatchPaucConfig::new(0.5, 0.2).init().is_err());
+    let e = SopaConfig::new(0.5).init(&[1.0, 1.0]).unwrap_err();
+    assert!(e.to_string().contains("both classes"), "{e}");
+    // Burn's 0/1 targets work as labels too.
+    let zero_one: Vec<f64> = LABELS.iter().map(|&y| f64::from(y > 0.0)).collect();
+    assert_eq!(
+        SopaConfig::new(0.5).init(&zero_one).unwrap(),
+        SopaConfig::new(0.5).init(&LABELS).unwrap()
+    );
+}
