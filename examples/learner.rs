@@ -1,8 +1,16 @@
-//! rankrisk's objectives inside burn-train's Learner: `ObjectiveModel` wraps the scorer and
-//! keeps the objective's CPU state in a `#[module(skip)]` field; here the mini-batch pAUC
-//! objective trains an MLP on real Fashion-MNIST images (shirts vs the rest).
+//! rankrisk's objectives inside burn-train's Learner: `ObjectiveModel` wraps the scorer and the
+//! objective, whose state (here SOPA's thresholds, one per positive) is part of the module's
+//! record, so the Learner's checkpoints save it with the weights and `--resume-from EPOCH`
+//! restores both. SOPA trains an MLP on real Fashion-MNIST images (shirts vs the rest); the
+//! test AUC and pAUC[0.05, 0.5] are printed at the end. A batch SOPA cannot use stops the run
+//! with SOPA's message.
 //!
-//! `cargo run --release --example learner -- [--backend flex] [--epochs 2] [--devices flex,flex]`
+//! `cargo run --release --example learner -- [--backend flex] [--epochs 2] [--devices flex,flex]
+//! [--resume-from 1]`
+//!
+//! The Learner's loader reshuffles from its seed when a run is resumed, so a resumed epoch
+//! sees its batches in another order than an uninterrupted run would (with a fixed order it
+//! ends bit for bit where the uninterrupted run ends: tests/learner.rs).
 //!
 //! With `--devices`, burn-train's own multi-device strategy runs the step of each device on
 //! its own batches; the objective's state stays one (`SharedObjective`), but a pairwise
@@ -12,21 +20,21 @@
 use std::sync::Arc;
 
 use burn::data::dataloader::DataLoaderBuilder;
-use burn::optim::SgdConfig;
+use burn::optim::AdamConfig;
 use burn::train::{
     ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining, TrainingStrategy,
 };
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
-use rankrisk::train::MiniBatchPaucConfig;
-use rankrisk::train::learner::ObjectiveModel;
+use rankrisk::train::SopaConfig;
+use rankrisk::train::learner::{ObjectiveModel, RankingMetric};
 use rankrisk::train::run::score_all;
 use rankrisk_datasets::batcher::{ImageBatcher, SampleIds};
 use rankrisk_datasets::idx::read_mnist_style;
 use rankrisk_models::LinearScorerConfig;
 
 #[derive(Parser)]
-#[command(about = "The mini-batch pAUC objective under burn-train's Learner on Fashion-MNIST")]
+#[command(about = "SOPA under burn-train's Learner on Fashion-MNIST, resumable")]
 struct Args {
     /// Backend: flex, ndarray or wgpu.
     #[arg(long, default_value = "flex")]
@@ -41,9 +49,13 @@ struct Args {
     /// Folder with the Fashion-MNIST IDX files.
     #[arg(long, default_value = "datasets/test-data/fashion-mnist")]
     data_dir: std::path::PathBuf,
-    /// Output folder of the Learner (logs, metrics).
+    /// Output folder of the Learner (logs, metrics, checkpoints).
     #[arg(long, default_value = "out/learner")]
     out: std::path::PathBuf,
+    /// Resume from the Learner's checkpoint of this epoch in `--out` (the network, the
+    /// optimizer and SOPA's thresholds).
+    #[arg(long)]
+    resume_from: Option<usize>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -64,18 +76,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_hidden(Some(64))
         .with_bias(true)
         .init(&device);
-    let objective = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
-    let learner = Learner::new(
-        ObjectiveModel::new(scorer, objective),
-        SgdConfig::new().init(),
-        0.1,
-    );
+    // SOPA over FPR [0, 0.5] with LibAUC's margin and threshold step; Adam at LibAUC's rate.
+    let objective = SopaConfig::new(0.5).init(&train.signed_labels())?;
+    let model = ObjectiveModel::new(scorer, objective);
+    let interrupter = model.interrupter();
+    let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
     let mut training = SupervisedTraining::new(
         &args.out,
         loader(&tb, train.positive.len(), 1),
         loader(&sb, test.positive.len(), 2),
     )
-    .num_epochs(args.epochs);
+    .num_epochs(args.epochs)
+    // The dashboard and the logs show the split's AUROC and pAUC after every epoch.
+    .metric_valid_numeric(RankingMetric::auroc())
+    .metric_valid_numeric(RankingMetric::pauc(0.05, 0.5))
+    .with_default_checkpointers()
+    .with_interrupter(interrupter);
+    if let Some(epoch) = args.resume_from {
+        training = training.checkpoint(epoch);
+    }
     if args.devices.len() > 1 {
         let devices = args
             .devices
@@ -87,6 +106,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
     let result = training.launch(learner);
+    if let Some(e) = result.model.error() {
+        return Err(format!("training stopped: {e}").into());
+    }
     let scores = score_all(&result.model.model, &sb, &device)?;
     let labels = test.signed_labels();
     println!(

@@ -331,13 +331,16 @@ impl Objective for Recording {
         self.erm.batch_gradient(scores, labels, ids)
     }
 
-    fn into_record(self) -> burn::store::ModuleRecord {
-        self.erm.into_record()
+    fn name(&self) -> &'static str {
+        "recording ERM"
     }
 
-    fn load_record(mut self, record: burn::store::ModuleRecord) -> Result<Self, TrainError> {
-        self.erm = self.erm.load_record(record)?;
-        Ok(self)
+    fn state(&self) -> rankrisk::train::state_record::State {
+        self.erm.state()
+    }
+
+    fn set_state(&mut self, state: rankrisk::train::state_record::State) -> Result<(), TrainError> {
+        self.erm.set_state(state)
     }
 }
 

@@ -5,15 +5,14 @@
 //! the bridge's gradient plus [`AucM::device_terms`].
 
 use burn::config::Config;
-use burn::module::{Module, Param};
-use burn::store::ModuleRecord;
+use burn::module::Module;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::sigmoid;
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
-use crate::train::state_record;
+use crate::train::state_record::State;
 
 /// Settings of [`AucM`] (Yuan et al. 2021, the AUC-M loss trained by PESG); the defaults are
 /// LibAUC 2.0.1's `AUCMLoss` and `PESG`.
@@ -128,18 +127,7 @@ pub struct AucM {
     b_ref: f64,
 }
 
-/// AUC-M's state as a Burn record: `[a, b, alpha, a_ref, b_ref, lr]` (the step size moves
-/// with PESG's epoch decay).
-#[derive(Module, Debug)]
-struct AucMState {
-    aucm_scalars: Param<Tensor<1>>,
-}
-
 impl AucM {
-    fn scalars(&self) -> [f64; 6] {
-        [self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr]
-    }
-
     /// PESG's epoch decay: divide the step size by `factor` and make the current point the
     /// new reference (take a new model [`Snapshot`] too).
     pub fn decay(&mut self, factor: f64) {
@@ -201,22 +189,29 @@ impl Objective for AucM {
         Ok(BatchGradient { loss, grad })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        AucMState {
-            aucm_scalars: state_record::param(&self.scalars()),
-        }
-        .into_record()
+    fn name(&self) -> &'static str {
+        "AUC-M"
     }
 
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        let shell = AucMState {
-            aucm_scalars: state_record::param(&self.scalars()),
-        };
-        let state = state_record::load("AUC-M", shell, record)?;
-        let v = state_record::values("AUC-M", &state.aucm_scalars)?;
-        [self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr] =
-            [v[0], v[1], v[2], v[3], v[4], v[5]];
-        Ok(self)
+    /// `[a, b, alpha, a_ref, b_ref, lr]` (the step size moves with PESG's epoch decay).
+    fn state(&self) -> State {
+        vec![(
+            "aucm_scalars",
+            vec![self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr],
+        )]
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        for (name, values) in state {
+            match (name, values.as_slice()) {
+                ("aucm_scalars", &[a, b, alpha, a_ref, b_ref, lr]) => {
+                    [self.a, self.b, self.alpha, self.a_ref, self.b_ref, self.lr] =
+                        [a, b, alpha, a_ref, b_ref, lr];
+                }
+                (other, _) => return Err(unknown_state(self.name(), other)),
+            }
+        }
+        Ok(())
     }
 }
 

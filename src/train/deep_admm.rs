@@ -14,8 +14,7 @@
 //! The exact linear solver ([`crate::admm::linear`]) is the reference it is tested against.
 
 use burn::config::Config;
-use burn::module::{Module, Param};
-use burn::store::ModuleRecord;
+use burn::module::Module;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -23,9 +22,9 @@ use crate::admm::AdmmError;
 use crate::admm::schedule::{Progress, RhoSchedule};
 use crate::loss::Loss;
 use crate::pava::Pava;
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
-use crate::train::state_record;
+use crate::train::state_record::State;
 use crate::weights::{Sigma, Weights};
 
 /// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
@@ -89,27 +88,6 @@ pub struct DeepAdmm {
     pava: Pava,
     /// The resumable state.
     pub state: AdmmState,
-}
-
-/// The deep ADMM's state as a Burn record: `z`, `lambda`, `u_prev` per sample and
-/// `[rho, k, dz_norm]`.
-#[derive(Module, Debug)]
-struct DeepAdmmState {
-    admm_z: Param<Tensor<1>>,
-    admm_lambda: Param<Tensor<1>>,
-    admm_u_prev: Param<Tensor<1>>,
-    admm_scalars: Param<Tensor<1>>,
-}
-
-impl DeepAdmmState {
-    fn of(st: &AdmmState) -> Self {
-        DeepAdmmState {
-            admm_z: state_record::param(&st.z),
-            admm_lambda: state_record::param(&st.lambda),
-            admm_u_prev: state_record::param(&st.u_prev),
-            admm_scalars: state_record::param(&[st.rho, st.k as f64, st.dz_norm]),
-        }
-    }
 }
 
 impl DeepAdmmConfig {
@@ -314,22 +292,34 @@ impl Objective for DeepAdmm {
         })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        DeepAdmmState::of(&self.state).into_record()
+    fn name(&self) -> &'static str {
+        "deep ADMM"
     }
 
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        const NAME: &str = "deep ADMM";
-        let state = state_record::load(NAME, DeepAdmmState::of(&self.state), record)?;
-        let scalars = state_record::values(NAME, &state.admm_scalars)?;
-        self.restore(AdmmState {
-            z: state_record::values(NAME, &state.admm_z)?,
-            lambda: state_record::values(NAME, &state.admm_lambda)?,
-            u_prev: state_record::values(NAME, &state.admm_u_prev)?,
-            rho: scalars[0],
-            k: scalars[1] as usize,
-            dz_norm: scalars[2],
-        })?;
-        Ok(self)
+    /// `z`, `lambda`, `u_prev` per sample and `[rho, k, dz_norm]`.
+    fn state(&self) -> State {
+        let st = &self.state;
+        vec![
+            ("admm_z", st.z.clone()),
+            ("admm_lambda", st.lambda.clone()),
+            ("admm_u_prev", st.u_prev.clone()),
+            ("admm_scalars", vec![st.rho, st.k as f64, st.dz_norm]),
+        ]
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        let mut next = self.state.clone();
+        for (name, values) in state {
+            match (name, values.as_slice()) {
+                ("admm_z", _) => next.z = values,
+                ("admm_lambda", _) => next.lambda = values,
+                ("admm_u_prev", _) => next.u_prev = values,
+                ("admm_scalars", &[rho, k, dz_norm]) => {
+                    (next.rho, next.k, next.dz_norm) = (rho, k as usize, dz_norm);
+                }
+                (other, _) => return Err(unknown_state(self.name(), other)),
+            }
+        }
+        self.restore(next)
     }
 }

@@ -2,13 +2,11 @@
 //! Tables 2-3, as an [`Objective`]: the pAUC surrogate (eq. 3) of each mini-batch on its own.
 
 use burn::config::Config;
-use burn::module::Module;
-use burn::store::ModuleRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
-use crate::train::state_record::{self, NoState};
+use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, no_state};
+use crate::train::state_record::State;
 
 /// Settings of [`MiniBatchPauc`]: the FPR range `[alpha, beta]` of eq. (3) of the pAUC paper
 /// and its pairwise surrogate. LibAUC has no such method.
@@ -88,13 +86,16 @@ impl Objective for MiniBatchPauc {
         Ok(BatchGradient { loss: value, grad })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        NoState::new().into_record()
+    fn name(&self) -> &'static str {
+        "mini-batch pAUC"
     }
 
-    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError> {
-        state_record::load("mini-batch pAUC", NoState::new(), record)?;
-        Ok(self)
+    fn state(&self) -> State {
+        Vec::new()
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        no_state(self.name(), state)
     }
 }
 

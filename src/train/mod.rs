@@ -36,7 +36,7 @@ pub mod objective;
 pub mod parallel;
 pub mod params;
 pub mod run;
-mod state_record;
+pub mod state_record;
 
 pub use aucm::{AucM, AucMConfig};
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};

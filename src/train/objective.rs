@@ -13,7 +13,7 @@ use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::loss::Loss;
 use crate::pauc::PaucError;
 use crate::spec::SpecError;
-use crate::train::state_record::{self, NoState, RecordMismatch};
+use crate::train::state_record::{RecordMismatch, State, StateVectors};
 
 /// Why an objective refused a batch.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -155,11 +155,27 @@ pub trait Objective {
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError>;
 
+    /// The objective's name in messages (`SOPA`, `SOTA-s`, ...).
+    fn name(&self) -> &'static str;
+
+    /// The state the objective carries from step to step, as named `f64` vectors (empty for
+    /// a stateless objective): what its records hold.
+    fn state(&self) -> State;
+
+    /// Replace the state by `state`, named and sized as [`Objective::state`] gives it.
+    ///
+    /// # Errors
+    /// [`TrainError::Record`] for a name or a length this objective does not have.
+    fn set_state(&mut self, state: State) -> Result<(), TrainError>;
+
     /// The objective's state as a Burn record, to save beside the model's
     /// (`ModuleRecord::save` or `into_bytes`). A stateless objective gives an empty record.
     fn into_record(self) -> ModuleRecord
     where
-        Self: Sized;
+        Self: Sized,
+    {
+        StateVectors::of(&self.state()).into_record()
+    }
 
     /// This objective (built by its config for the same training set) with the state of
     /// `record`: it continues bit for bit where the saved one stopped. Burn's
@@ -167,9 +183,14 @@ pub trait Objective {
     ///
     /// # Errors
     /// [`TrainError::Record`] for a record of another objective or another training set.
-    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError>
+    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError>
     where
-        Self: Sized;
+        Self: Sized,
+    {
+        let state = StateVectors::of(&self.state()).load(self.name(), record)?;
+        self.set_state(state)?;
+        Ok(self)
+    }
 
     /// One training step's loss, Burn style: reads the batch back to the CPU once, updates the
     /// state and returns a scalar on the scores' device whose value is the objective's batch
@@ -218,6 +239,25 @@ pub trait Objective {
             .collect::<Result<Vec<usize>, _>>()?;
         let g = self.batch_gradient(&values, &labels, &ids)?;
         Ok(loss_tensor(scores, &g)?)
+    }
+}
+
+/// [`Objective::set_state`] of an objective without state: only the empty state fits.
+///
+/// # Errors
+/// [`TrainError::Record`] naming the first vector given.
+pub(crate) fn no_state(objective: &'static str, state: State) -> Result<(), TrainError> {
+    match state.first() {
+        None => Ok(()),
+        Some((name, _)) => Err(unknown_state(objective, name)),
+    }
+}
+
+/// [`TrainError::Record`] for a state vector `name` that `objective` does not have.
+pub(crate) fn unknown_state(objective: &'static str, name: &str) -> TrainError {
+    TrainError::Record {
+        objective,
+        message: format!("it has no state vector `{name}`"),
     }
 }
 
@@ -337,13 +377,16 @@ impl Objective for Erm {
         })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        NoState::new().into_record()
+    fn name(&self) -> &'static str {
+        "ERM"
     }
 
-    fn load_record(self, record: ModuleRecord) -> Result<Self, TrainError> {
-        state_record::load("ERM", NoState::new(), record)?;
-        Ok(self)
+    fn state(&self) -> State {
+        Vec::new()
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        no_state(self.name(), state)
     }
 }
 

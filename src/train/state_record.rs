@@ -1,16 +1,22 @@
-//! An objective's CPU state as a Burn record (`burn::store::ModuleRecord`), so that it is
-//! saved and loaded the way a Burn module's parameters are (`into_record`, then
-//! `ModuleRecord::save` / `into_bytes`; `ModuleRecord::load` / `from_bytes`, then
-//! `load_record`), beside the model it trains.
+//! An objective's CPU state as a Burn module, so that it is recorded the way a Burn module's
+//! parameters are: [`Objective::into_record`](crate::train::Objective::into_record) and
+//! [`Objective::load_record`](crate::train::Objective::load_record) (then
+//! `ModuleRecord::save` / `into_bytes`, `ModuleRecord::load` / `from_bytes`), and as a field of
+//! a module that burn-train's Learner checkpoints
+//! ([`ObjectiveModel`](crate::train::learner::ObjectiveModel)).
 //!
-//! Each stateful objective describes its state as a small `#[derive(Module)]` struct of
-//! non-trainable `f64` parameters on the CPU (flex): the field names are the record's keys
-//! (`sopa_thresholds`, `sota_s_u`, ...), so a record of one objective does not load into
-//! another, and `f64` survives the burnpack format exactly (it stores the bytes with their
-//! dtype), so a loaded objective continues bit for bit. The state never leaves the CPU and is
-//! never optimized: it is only a container for the record.
+//! [`StateVectors`] holds the objective's named `f64` vectors (`sopa_thresholds`, `sota_s_u`,
+//! ...) as non-trainable parameters on the CPU (flex). The names are the record's keys, so a
+//! record of one objective does not load into another; the lengths are the shapes, so a
+//! record of another training set does not load either; and `f64` survives the burnpack
+//! format exactly (it keeps the bytes with their dtype), so a loaded objective continues bit
+//! for bit. The vectors never leave the CPU and are never optimized: moving the module to a
+//! device leaves them where they are.
 
-use burn::module::{Module, Param};
+use burn::module::{
+    Content, Devices, Module, ModuleDisplay, ModuleDisplayDefault, ModuleMapper, ModuleVisitor,
+    Param,
+};
 use burn::store::ModuleRecord;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 
@@ -24,8 +30,18 @@ pub(crate) struct RecordMismatch {
     pub(crate) message: String,
 }
 
+/// An objective's state: named `f64` vectors.
+pub type State = Vec<(&'static str, Vec<f64>)>;
+
+/// An objective's named state vectors as a Burn module of non-trainable `f64` parameters on
+/// the CPU: what its records hold.
+#[derive(Debug, Clone)]
+pub struct StateVectors {
+    entries: Vec<(&'static str, Param<Tensor<1>>)>,
+}
+
 /// `values` as a non-trainable `f64` parameter on the CPU (exact: no cast to `f32`).
-pub(crate) fn param(values: &[f64]) -> Param<Tensor<1>> {
+fn param(values: &[f64]) -> Param<Tensor<1>> {
     let device = Device::flex();
     let tensor = Tensor::<1>::from_data(
         TensorData::new(values.to_vec(), [values.len()]),
@@ -34,55 +50,122 @@ pub(crate) fn param(values: &[f64]) -> Param<Tensor<1>> {
     Param::from_tensor(tensor).set_require_grad(false)
 }
 
-/// The values of a parameter made by [`param`] (or loaded into one).
-///
-/// # Errors
-/// [`RecordMismatch`] when the values are not `f64` (a record written with another dtype).
-pub(crate) fn values(
-    objective: &'static str,
-    p: &Param<Tensor<1>>,
-) -> Result<Vec<f64>, RecordMismatch> {
-    p.val()
-        .into_data()
-        .try_to_vec::<f64>()
-        .map_err(|e| RecordMismatch {
+impl StateVectors {
+    /// The module of `state`.
+    pub fn of(state: &[(&'static str, Vec<f64>)]) -> Self {
+        StateVectors {
+            entries: state
+                .iter()
+                .map(|(name, values)| (*name, param(values)))
+                .collect(),
+        }
+    }
+
+    /// The vectors back (after a record was loaded into the module).
+    ///
+    /// # Errors
+    /// [`RecordMismatch`] when a vector is not `f64` (a record written with another dtype).
+    pub(crate) fn values(&self, objective: &'static str) -> Result<State, RecordMismatch> {
+        self.entries
+            .iter()
+            .map(|(name, p)| {
+                p.val()
+                    .into_data()
+                    .try_to_vec::<f64>()
+                    .map(|v| (*name, v))
+                    .map_err(|e| RecordMismatch {
+                        objective,
+                        message: format!("`{name}` is not f64: {e:?}"),
+                    })
+            })
+            .collect()
+    }
+
+    /// Load `record` into this module (built from the objective's current state, so with the
+    /// names and lengths the objective expects) and return the vectors.
+    ///
+    /// # Errors
+    /// [`RecordMismatch`] naming the objective when the record holds other keys (another
+    /// objective's state), other lengths (another training set) or misses one.
+    pub(crate) fn load(
+        self,
+        objective: &'static str,
+        record: ModuleRecord,
+    ) -> Result<State, RecordMismatch> {
+        let loaded = self.try_load_record(record).map_err(|e| RecordMismatch {
             objective,
-            message: format!("a state vector is not f64: {e:?}"),
-        })
-}
-
-/// Load `record` into `shell`, the objective's state struct built with the shapes this
-/// objective expects (its number of positives or samples).
-///
-/// # Errors
-/// [`RecordMismatch`] naming the objective when the record holds other keys (another
-/// objective's state), other lengths (another training set) or misses one.
-pub(crate) fn load<M: Module>(
-    objective: &'static str,
-    shell: M,
-    record: ModuleRecord,
-) -> Result<M, RecordMismatch> {
-    shell.try_load_record(record).map_err(|e| RecordMismatch {
-        objective,
-        message: format!(
-            "{}: a record of another objective or of another training set",
-            e.to_string()
-                .trim_start_matches("Record validation error: ")
-                .trim_start_matches("Record I/O error: ")
-        ),
-    })
-}
-
-/// The state of an objective without one (ERM, mini-batch pAUC): an empty record, which
-/// refuses any other objective's state when loaded.
-#[derive(Module, Debug)]
-pub(crate) struct NoState {
-    none: Vec<Param<Tensor<1>>>,
-}
-
-impl NoState {
-    /// The empty state.
-    pub(crate) fn new() -> Self {
-        NoState { none: Vec::new() }
+            message: format!(
+                "{}: a record of another objective or of another training set",
+                e.to_string()
+                    .trim_start_matches("Record validation error: ")
+                    .trim_start_matches("Record I/O error: ")
+            ),
+        })?;
+        loaded.values(objective)
     }
 }
+
+/// The container type the visitors see for each named vector.
+const CONTAINER: &str = "Struct:StateVectors";
+
+impl Module for StateVectors {
+    /// The vectors live on the CPU whatever device the model uses: no device to report.
+    fn collect_devices(&self, devices: Devices) -> Devices {
+        devices
+    }
+
+    /// Stays on the CPU.
+    fn fork(self, _device: &Device) -> Self {
+        self
+    }
+
+    /// Stays on the CPU.
+    fn to_device(self, _device: &Device) -> Self {
+        self
+    }
+
+    fn train(self) -> Self {
+        self
+    }
+
+    fn valid(&self) -> Self {
+        self.clone()
+    }
+
+    fn materialize(self) -> Self {
+        self
+    }
+
+    fn visit<V: ModuleVisitor>(&self, visitor: &mut V) {
+        for (name, p) in &self.entries {
+            visitor.enter_module(name, CONTAINER);
+            Module::visit(p, visitor);
+            visitor.exit_module(name, CONTAINER);
+        }
+    }
+
+    fn map<M: ModuleMapper>(self, mapper: &mut M) -> Self {
+        let entries = self
+            .entries
+            .into_iter()
+            .map(|(name, p)| {
+                mapper.enter_module(name, CONTAINER);
+                let p = Module::map(p, mapper);
+                mapper.exit_module(name, CONTAINER);
+                (name, p)
+            })
+            .collect();
+        StateVectors { entries }
+    }
+}
+
+impl ModuleDisplayDefault for StateVectors {
+    fn content(&self, content: Content) -> Option<Content> {
+        let names: Vec<&str> = self.entries.iter().map(|(n, _)| *n).collect();
+        content
+            .add_formatted(&format!("objective state on the CPU: {}", names.join(", ")))
+            .optional()
+    }
+}
+
+impl ModuleDisplay for StateVectors {}

@@ -2,14 +2,11 @@
 //! per positive (Zhu et al. 2022).
 
 use burn::config::Config;
-use burn::module::{Module, Param};
-use burn::store::ModuleRecord;
-use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
-use crate::train::objective::{BatchGradient, Objective, TrainError};
-use crate::train::state_record;
+use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::train::state_record::State;
 
 /// Settings of [`Sopa`] (Zhu et al. 2022, Algorithm SOPA for the one-way pAUC over FPR
 /// `[0, beta]`); the defaults are LibAUC 2.0.1's `pAUC_CVaR_Loss`.
@@ -70,12 +67,6 @@ pub struct Sopa {
     index: PositiveIndex,
 }
 
-/// SOPA's state as a Burn record: the thresholds.
-#[derive(Module, Debug)]
-struct SopaState {
-    sopa_thresholds: Param<Tensor<1>>,
-}
-
 impl Sopa {
     /// `F(w, s)` on a batch of scores for the current thresholds:
     /// `mean_i (s_i + 1/(beta B-) sum_j (L_ij - s_i)_+)`.
@@ -133,20 +124,24 @@ impl Objective for Sopa {
         })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        SopaState {
-            sopa_thresholds: state_record::param(&self.thresholds),
-        }
-        .into_record()
+    fn name(&self) -> &'static str {
+        "SOPA"
     }
 
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        let shell = SopaState {
-            sopa_thresholds: state_record::param(&self.thresholds),
-        };
-        let state = state_record::load("SOPA", shell, record)?;
-        self.thresholds = state_record::values("SOPA", &state.sopa_thresholds)?;
-        Ok(self)
+    fn state(&self) -> State {
+        vec![("sopa_thresholds", self.thresholds.clone())]
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        for (name, values) in state {
+            match name {
+                "sopa_thresholds" if values.len() == self.thresholds.len() => {
+                    self.thresholds = values;
+                }
+                other => return Err(unknown_state(self.name(), other)),
+            }
+        }
+        Ok(())
     }
 }
 

@@ -2,14 +2,11 @@
 //! averages per positive (Zhu et al. 2022).
 
 use burn::config::Config;
-use burn::module::{Module, Param};
-use burn::store::ModuleRecord;
-use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
-use crate::train::objective::{BatchGradient, Objective, TrainError};
-use crate::train::state_record;
+use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::train::state_record::State;
 
 /// Settings of [`SopaS`] (Zhu et al. 2022, SOPA-s: the one-way pAUC by KL-DRO smoothing);
 /// the defaults are LibAUC 2.0.1's `pAUC_DRO_Loss`.
@@ -37,19 +34,6 @@ pub struct SopaS {
     /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)` (0 until a positive is first seen).
     pub u: Vec<f64>,
     index: PositiveIndex,
-}
-
-/// SOPA-s's state as a Burn record: the moving averages `u_i`.
-#[derive(Module, Debug)]
-struct SopaSState {
-    sopa_s_u: Param<Tensor<1>>,
-}
-
-/// SOTA-s's state as a Burn record: the moving averages `u_i` and `v`.
-#[derive(Module, Debug)]
-struct SotaSState {
-    sota_s_u: Param<Tensor<1>>,
-    sota_s_v: Param<Tensor<1>>,
 }
 
 /// `exp(L_ij / lambda)` and `dL_ij/dt` of every pair of positive `a` of `p`.
@@ -130,20 +114,22 @@ impl Objective for SopaS {
         })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        SopaSState {
-            sopa_s_u: state_record::param(&self.u),
-        }
-        .into_record()
+    fn name(&self) -> &'static str {
+        "SOPA-s"
     }
 
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        let shell = SopaSState {
-            sopa_s_u: state_record::param(&self.u),
-        };
-        let state = state_record::load("SOPA-s", shell, record)?;
-        self.u = state_record::values("SOPA-s", &state.sopa_s_u)?;
-        Ok(self)
+    fn state(&self) -> State {
+        vec![("sopa_s_u", self.u.clone())]
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        for (name, values) in state {
+            match name {
+                "sopa_s_u" if values.len() == self.u.len() => self.u = values,
+                other => return Err(unknown_state(self.name(), other)),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -267,23 +253,23 @@ impl Objective for SotaS {
         })
     }
 
-    fn into_record(self) -> ModuleRecord {
-        SotaSState {
-            sota_s_u: state_record::param(&self.u),
-            sota_s_v: state_record::param(&[self.v]),
-        }
-        .into_record()
+    fn name(&self) -> &'static str {
+        "SOTA-s"
     }
 
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        let shell = SotaSState {
-            sota_s_u: state_record::param(&self.u),
-            sota_s_v: state_record::param(&[self.v]),
-        };
-        let state = state_record::load("SOTA-s", shell, record)?;
-        self.u = state_record::values("SOTA-s", &state.sota_s_u)?;
-        self.v = state_record::values("SOTA-s", &state.sota_s_v)?[0];
-        Ok(self)
+    fn state(&self) -> State {
+        vec![("sota_s_u", self.u.clone()), ("sota_s_v", vec![self.v])]
+    }
+
+    fn set_state(&mut self, state: State) -> Result<(), TrainError> {
+        for (name, values) in state {
+            match (name, values.as_slice()) {
+                ("sota_s_u", _) if values.len() == self.u.len() => self.u = values,
+                ("sota_s_v", &[v]) => self.v = v,
+                (other, _) => return Err(unknown_state(self.name(), other)),
+            }
+        }
+        Ok(())
     }
 }
 
