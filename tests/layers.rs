@@ -276,6 +276,61 @@ fn no_library_file_over_500_lines_but_the_listed_ones() {
     }
 }
 
+/// The functions of `text` longer than `max` lines: `(name, lines)`. A function starts at a
+/// line whose first token after the indentation (and `pub`, `pub(crate)`, ...) is `fn` and
+/// ends at the first later line that is its indentation followed by `}` (rustfmt's layout).
+fn long_functions(text: &str, max: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let indent = line.len() - line.trim_start().len();
+        let mut rest = line.trim_start();
+        for prefix in ["pub(crate) ", "pub(super) ", "pub "] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(after) = rest.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        if line.trim_end().ends_with(';') {
+            i += 1;
+            continue;
+        }
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{}}}", " ".repeat(indent));
+        let end = (i + 1..lines.len())
+            .find(|&j| lines[j].trim_end() == close)
+            .unwrap_or(lines.len() - 1);
+        if end - i + 1 > max {
+            out.push((name, end - i + 1));
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// Issue 40: the run driver and the objectives in functions a reader can hold.
+#[test]
+fn no_function_in_src_train_over_80_lines() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(ROOT).join("src/train"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let rel = f.strip_prefix(ROOT).unwrap().display().to_string();
+        let long = long_functions(&text, 80);
+        assert!(long.is_empty(), "{rel}: {long:?} over 80 lines: split them");
+    }
+    // The checker finds one.
+    let body = "    let x = 1;\n".repeat(81);
+    let text = format!("pub(crate) fn big() {{\n{body}}}\nfn small() {{}}\n");
+    assert_eq!(long_functions(&text, 80), vec![("big".to_string(), 83)]);
+}
+
 /// `cargo tree` of the given selection: one `name version features` line per package.
 fn feature_set(selection: &[&str]) -> BTreeSet<String> {
     let out = Command::new(env!("CARGO"))

@@ -143,6 +143,43 @@ impl RunConfig {
     /// [`RunError::Setting`] naming the setting, or [`RunError::Pauc`].
     pub fn validate(&self) -> Result<(), RunError> {
         let bad = |key, message: String| Err(RunError::Setting { key, message });
+        self.validate_budget()?;
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad("lr", format!("must be a positive number, got {}", self.lr));
+        }
+        if let Err(e) = RankRange::from_fpr(self.alpha, self.beta, 1) {
+            return bad("alpha, beta", e.to_string());
+        }
+        // Every float setting is finite, whichever method reads it.
+        for (key, value) in [
+            ("mu_scale", self.mu_scale),
+            ("gamma_scale", self.gamma_scale),
+            ("c_dual", self.c_dual.unwrap_or(1.0)),
+        ] {
+            if !value.is_finite() {
+                return bad(key, format!("the value {value} is not finite"));
+            }
+        }
+        if self.method == Method::Sbcd {
+            self.sbcd_config().validate(1).map_err(sbcd_setting)?;
+        }
+        self.validate_objective_settings()?;
+        if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
+            return bad(
+                "devices",
+                format!(
+                    "the first device holds the model, the optimizer and the CPU state, so it \
+                     must be a backend of this machine, not remote:{url}"
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The budget's part of [`RunConfig::validate`]: at least one pass, a batch of at least
+    /// 2, and `epochs x batch` within the integers.
+    fn validate_budget(&self) -> Result<(), RunError> {
+        let bad = |key, message: String| Err(RunError::Setting { key, message });
         if self.epochs == 0 {
             return bad("epochs", "the budget must be at least 1 pass".into());
         }
@@ -171,25 +208,13 @@ impl RunConfig {
                 ),
             );
         }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad("lr", format!("must be a positive number, got {}", self.lr));
-        }
-        if let Err(e) = RankRange::from_fpr(self.alpha, self.beta, 1) {
-            return bad("alpha, beta", e.to_string());
-        }
-        // Every float setting is finite, whichever method reads it.
-        for (key, value) in [
-            ("mu_scale", self.mu_scale),
-            ("gamma_scale", self.gamma_scale),
-            ("c_dual", self.c_dual.unwrap_or(1.0)),
-        ] {
-            if !value.is_finite() {
-                return bad(key, format!("the value {value} is not finite"));
-            }
-        }
-        if self.method == Method::Sbcd {
-            self.sbcd_config().validate(1).map_err(sbcd_setting)?;
-        }
+        Ok(())
+    }
+
+    /// The objectives' part of [`RunConfig::validate`]: the pair margin, SOPA's step, the DRO
+    /// weights and the gradient clip.
+    fn validate_objective_settings(&self) -> Result<(), RunError> {
+        let bad = |key, message: String| Err(RunError::Setting { key, message });
         for (key, value, ok) in [
             ("margin", self.margin, self.margin > 0.0),
             ("sopa_eta", self.sopa_eta, self.sopa_eta > 0.0),
@@ -214,15 +239,6 @@ impl RunConfig {
             && !(c.is_finite() && c > 0.0)
         {
             return bad("grad_clip", format!("must be positive, got {c}"));
-        }
-        if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
-            return bad(
-                "devices",
-                format!(
-                    "the first device holds the model, the optimizer and the CPU state, so it \
-                     must be a backend of this machine, not remote:{url}"
-                ),
-            );
         }
         Ok(())
     }

@@ -7,6 +7,8 @@
 //! - [`config`]: the settings ([`RunConfig`], [`Method`]);
 //! - `method`: the method as a value the loop calls, one period at a time;
 //! - [`evaluate`]: scoring the validation and test sets, `rankrisk eval`'s report;
+//! - `point`: an evaluation point (each candidate scored, its row recorded and reported, the
+//!   best saved);
 //! - [`record`]: the rows, the summary and the files written from them;
 //! - [`error`]: why a run stops, [`RunError`];
 //! - this module: the loop ([`train_image_task`]) and what its checkpoint holds.
@@ -15,8 +17,10 @@ mod batches;
 pub mod config;
 pub mod error;
 pub mod evaluate;
+mod loop_state;
 pub(crate) mod method;
 mod period;
+mod point;
 mod prefetch;
 pub mod record;
 pub mod resume;
@@ -24,49 +28,26 @@ pub mod resume;
 use std::io::Write as _;
 use std::time::Instant;
 
+use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
 use rankrisk_datasets::ImageSource;
-use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
-use serde::{Deserialize, Serialize};
 
-use crate::metrics::ci::Bootstrap;
 use crate::remote::autodiff_device_of;
 use crate::train::checkpoint;
 use crate::train::parallel::Shards;
-use crate::train::run::evaluate::{column, evaluate_point};
+use crate::train::run::loop_state::LoopState;
 use crate::train::run::method::Trainer;
-use crate::train::run::period::{ObjectiveState, PeriodContext};
-use crate::train::run::record::{curves_plot, roc_plot, say, write_metrics, write_scores};
+use crate::train::run::period::PeriodContext;
+use crate::train::run::point::Points;
+use crate::train::run::record::{curves_plot, say, write_metrics};
 use crate::train::run::resume::{DataFingerprint, SetFingerprint};
 
 pub use config::{Method, RunConfig};
 pub use error::RunError;
 pub use evaluate::{EvalReport, TaskEval, evaluate_model, score_all};
 pub use record::{Candidate, EpochMetrics, RunSummary, TaskFigures};
-
-/// What the checkpoint holds besides the model and the optimizer.
-#[derive(Serialize, Deserialize)]
-struct LoopState {
-    config: RunConfig,
-    /// The sets the run trained and evaluated on (absent in checkpoints written before
-    /// 2026-11-25).
-    #[serde(default)]
-    data: Option<DataFingerprint>,
-    objective: ObjectiveState,
-    sampler: BatchSampler,
-    steps_done: usize,
-    history: Vec<EpochMetrics>,
-    train_seconds: f64,
-    cpu_seconds: f64,
-    #[serde(default)]
-    dual_seconds: f64,
-    #[serde(default)]
-    eval_seconds: f64,
-    #[serde(default)]
-    checkpoint_seconds: f64,
-}
 
 /// The progress bar of a run (hidden when `cfg.progress` is off).
 fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
@@ -102,6 +83,24 @@ fn data_parallel(cfg: &RunConfig, device: &Device) -> Result<Shards, RunError> {
     Shards::new(devices).map_err(|e| setting(e.to_string()))
 }
 
+/// The fingerprint of a run's sets (`train_labels`: the training set's labels per task).
+fn fingerprint(
+    train_labels: &[Vec<f64>],
+    val: &dyn ImageSource,
+    test: Option<&dyn ImageSource>,
+) -> DataFingerprint {
+    DataFingerprint {
+        train: SetFingerprint::of(train_labels),
+        validation: SetFingerprint::of(&labels_of(val)),
+        test: test.map(|t| SetFingerprint::of(&labels_of(t))),
+    }
+}
+
+/// The labels of each task of `s`.
+fn labels_of(s: &dyn ImageSource) -> Vec<Vec<f64>> {
+    (0..s.tasks()).map(|t| s.task_labels(t)).collect()
+}
+
 /// Train `model` (on the autodiff `device`) with `cfg`, evaluating on `val` and `test`.
 ///
 /// # Errors
@@ -116,33 +115,14 @@ pub fn train_image_task<M: Scorer>(
 ) -> Result<RunSummary, RunError> {
     cfg.validate()?;
     let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
-    let task_labels: Vec<Vec<f64>> = (0..train.tasks()).map(|t| train.task_labels(t)).collect();
+    let task_labels = labels_of(train);
     let n = train.len();
-    // The set ROC curves are drawn for (test, else validation) and its labels per task.
-    let (roc_set, roc_source) = match test {
-        Some(t) => ("test", t),
-        None => ("validation", val),
-    };
-    let roc_labels: Vec<Vec<f64>> = (0..roc_source.tasks())
-        .map(|t| roc_source.task_labels(t))
-        .collect();
-    let task_names: Vec<String> = (0..roc_source.tasks())
-        .map(|t| roc_source.task_name(t))
-        .collect();
-    let labels_of = |s: &dyn ImageSource| -> Vec<Vec<f64>> {
-        (0..s.tasks()).map(|t| s.task_labels(t)).collect()
-    };
-    let data = DataFingerprint {
-        train: SetFingerprint::of(&task_labels),
-        validation: SetFingerprint::of(&labels_of(val)),
-        test: test.map(|t| SetFingerprint::of(&labels_of(t))),
-    };
-    let ckpt = cfg.out.join("checkpoint");
+    let data = fingerprint(&task_labels, val, test);
     let steps_per_epoch = n.div_ceil(cfg.batch);
     let budget = cfg.step_budget(n)?;
-    let hidden = ProgressBar::hidden();
     let shards = data_parallel(cfg, device)?;
     let mut trainer = Trainer::new(cfg, &task_labels)?;
+    let hidden = ProgressBar::hidden();
     let start_ctx = PeriodContext {
         train,
         device,
@@ -150,48 +130,14 @@ pub fn train_image_task<M: Scorer>(
         bar: &hidden,
         shards: &shards,
     };
-    if !cfg.resume {
-        trainer.start(&model, &start_ctx)?;
-    }
-    let (mut model, mut optim, mut st) = if cfg.resume {
-        // The settings and the data are compared before the model is read, so that a
-        // changed run is told what changed rather than that its model does not fit.
-        let saved: LoopState = checkpoint::read_state(&ckpt)?;
-        resume::check(&saved.config, saved.data.as_ref(), cfg, &data)?;
-        let (m, _, o, mut st): (M, Option<M>, _, LoopState) =
-            checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
-        (st.config, st.data) = (cfg.clone(), Some(data.clone()));
-        trainer.restore(st.objective.clone())?;
-        (m, o, st)
-    } else {
-        let st = LoopState {
-            config: cfg.clone(),
-            data: Some(data.clone()),
-            objective: trainer.state(),
-            sampler: Trainer::sampler(cfg, &task_labels)?,
-            steps_done: 0,
-            history: Vec::new(),
-            train_seconds: 0.0,
-            cpu_seconds: 0.0,
-            dual_seconds: 0.0,
-            eval_seconds: 0.0,
-            checkpoint_seconds: 0.0,
-        };
-        (model, Trainer::optimizer(cfg), st)
-    };
+    let (mut model, mut optim, mut st) =
+        start_or_resume(model, &mut trainer, &start_ctx, &task_labels, data)?;
     let bar = progress_bar(cfg, budget, st.steps_done);
-    let boot = Bootstrap {
-        resamples: cfg.bootstrap,
-        seed: cfg.seed,
-        level: 0.95,
-    };
     let ctx = PeriodContext {
-        train,
-        device,
-        cfg,
         bar: &bar,
-        shards: &shards,
+        ..start_ctx
     };
+    let points = Points::new((val, test), device, cfg, &bar, n);
     while st.steps_done < budget {
         let start = Instant::now();
         let left = budget - st.steps_done;
@@ -207,7 +153,6 @@ pub fn train_image_task<M: Scorer>(
         else {
             break;
         };
-        model = period.model;
         st.steps_done += period.steps;
         st.objective = trainer.state();
         st.dual_seconds += period.dual_seconds;
@@ -216,111 +161,77 @@ pub fn train_image_task<M: Scorer>(
         // Evaluation (not counted in the training time): the iterate, and for AGD-SBCD also
         // v_bar_n^(k); each row can become the best model.
         let eval_start = Instant::now();
-        let plain = model.valid();
-        let mut rows = vec![(Candidate::W, &plain)];
+        points.evaluate(
+            &period.model.valid(),
+            Candidate::W,
+            &period,
+            &mut st,
+            eval_start,
+        )?;
         if let Some(v) = &period.candidate {
-            rows.push((Candidate::VBarN, v));
+            points.evaluate(v, Candidate::VBarN, &period, &mut st, eval_start)?;
         }
-        for (which, scorer) in rows {
-            let t = Instant::now();
-            let e = evaluate_point(
-                scorer,
-                val,
-                test,
-                device,
-                ((cfg.alpha, cfg.beta), &boot),
-                st.steps_done,
-            )?;
-            let scoring = t.elapsed().as_secs_f64();
-            let rec = EpochMetrics {
-                epoch: st
-                    .history
-                    .iter()
-                    .filter(|h| h.candidate == Candidate::W)
-                    .count()
-                    + usize::from(which == Candidate::W),
-                epochs_seen: (st.steps_done * cfg.batch) as f64 / n as f64,
-                train_loss: period.loss,
-                val_auc: e.val_auc,
-                val_pauc: e.val_pauc,
-                test_auc: e.test_auc,
-                test_pauc: e.test_pauc,
-                test_auc_ci: e.test_auc_ci,
-                test_pauc_ci: e.test_pauc_ci,
-                seconds: st.train_seconds,
-                eval_seconds: st.eval_seconds + eval_start.elapsed().as_secs_f64(),
-                checkpoint_seconds: st.checkpoint_seconds,
-                cpu_share: st.cpu_seconds / st.train_seconds.max(1e-12),
-                candidate: which,
-                sbcd: period.diagnostics,
-                tasks: e.tasks,
-                step_ms: period.step_ms,
-            };
-            let is_best = st.history.iter().all(|h| rec.val_pauc > h.val_pauc);
-            st.history.push(rec.clone());
-            if is_best {
-                rankrisk_models::checkpoint::save(scorer, &cfg.out.join("best.bpk"))?;
-                let scores = e.test_scores.as_ref().unwrap_or(&e.val_scores);
-                let k = roc_labels.len();
-                let columns: Vec<Vec<f64>> = (0..k).map(|t| column(scores, k, t)).collect();
-                let curves: Vec<_> = columns
-                    .iter()
-                    .zip(&roc_labels)
-                    .enumerate()
-                    .map(|(t, (s, y))| {
-                        let task = match k {
-                            1 => String::new(),
-                            _ => format!("{}, ", task_names[t]),
-                        };
-                        let name = format!(
-                            "{task}{} (epoch {}, {})",
-                            cfg.method.name(),
-                            rec.epoch,
-                            which.name()
-                        );
-                        (s.as_slice(), y.as_slice(), name)
-                    })
-                    .collect();
-                let path = cfg.out.join("roc.png");
-                if let Err(e) = roc_plot(&path, &curves, roc_set, (cfg.alpha, cfg.beta)) {
-                    say(&bar, cfg.progress, format!("no ROC plot: {e}"));
-                }
-                write_scores(&cfg.out, roc_set, scores, &roc_labels, &task_names)
-                    .map_err(RunError::output(&cfg.out))?;
-            }
-            let extra = match (&rec.sbcd, which) {
-                (Some(d), Candidate::W) => format!(
-                    " [active m {:.3} n {:.3}, lambda_m - lambda_n {:.3} ({:.3})]",
-                    d.active_m, d.active_n, d.gap_mean, d.gap_std
-                ),
-                (_, Candidate::VBarN) => " [v_bar_n]".to_string(),
-                _ => String::new(),
-            };
-            say(
-                &bar,
-                cfg.progress,
-                format!(
-                    "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s training (scoring {scoring:.1} s){extra}",
-                    rec.epoch,
-                    rec.epochs_seen,
-                    rec.train_loss,
-                    rec.val_auc,
-                    rec.val_pauc,
-                    rec.test_auc,
-                    rec.test_pauc,
-                    rec.seconds
-                ),
-            );
-        }
+        model = period.model;
         st.eval_seconds += eval_start.elapsed().as_secs_f64();
         let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
-        checkpoint::save(&ckpt, &model, None, &optim, &st)?;
+        checkpoint::save(&cfg.out.join("checkpoint"), &model, None, &optim, &st)?;
         st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
+    finish(st, &bar, cfg)
+}
+
+/// The model, the optimizer and the loop state a run starts from: a fresh start (the
+/// method's own start, such as AGD-SBCD's first duals), or the checkpoint of `cfg.out` when
+/// `cfg.resume`, its settings and data compared with this run's before the model is read (a
+/// changed run is told what changed rather than that its model does not fit).
+///
+/// # Errors
+/// [`RunError`] for a checkpoint that is missing, corrupted or of another run.
+fn start_or_resume<M: Scorer>(
+    model: M,
+    trainer: &mut Trainer,
+    ctx: &PeriodContext<'_>,
+    task_labels: &[Vec<f64>],
+    data: DataFingerprint,
+) -> Result<(M, ModuleOptimizer, LoopState), RunError> {
+    let cfg = ctx.cfg;
+    if cfg.resume {
+        let ckpt = cfg.out.join("checkpoint");
+        let saved: LoopState = checkpoint::read_state(&ckpt)?;
+        resume::check(&saved.config, saved.data.as_ref(), cfg, &data)?;
+        let (m, _, o, mut st): (M, Option<M>, _, LoopState) =
+            checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
+        (st.config, st.data) = (cfg.clone(), Some(data));
+        trainer.restore(st.objective.clone())?;
+        return Ok((m, o, st));
+    }
+    trainer.start(&model, ctx)?;
+    let st = LoopState {
+        config: cfg.clone(),
+        data: Some(data),
+        objective: trainer.state(),
+        sampler: Trainer::sampler(cfg, task_labels)?,
+        steps_done: 0,
+        history: Vec::new(),
+        train_seconds: 0.0,
+        cpu_seconds: 0.0,
+        dual_seconds: 0.0,
+        eval_seconds: 0.0,
+        checkpoint_seconds: 0.0,
+    };
+    Ok((model, Trainer::optimizer(cfg), st))
+}
+
+/// The run's closing lines, its training-curve plot and `summary.json`; the summary with the
+/// best point (the first with the highest validation pAUC: the one saved as `best.bpk`).
+///
+/// # Errors
+/// [`RunError::NothingRun`] when no point was evaluated; an unwritable summary.
+fn finish(st: LoopState, bar: &ProgressBar, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     if st.dual_seconds > 0.0 {
         say(
-            &bar,
+            bar,
             cfg.progress,
             format!(
                 "dual re-estimation: {:.1} s of the training time",
@@ -329,7 +240,7 @@ pub fn train_image_task<M: Scorer>(
         );
     }
     say(
-        &bar,
+        bar,
         cfg.progress,
         format!(
             "time: {:.1} s training, {:.1} s evaluation, {:.1} s checkpoints and metrics files",
@@ -337,7 +248,6 @@ pub fn train_image_task<M: Scorer>(
         ),
     );
     bar.finish_and_clear();
-    // The first point with the highest validation pAUC: the one saved as best.bpk above.
     let best = st
         .history
         .iter()
@@ -354,7 +264,7 @@ pub fn train_image_task<M: Scorer>(
     }
     let summary = RunSummary {
         config: cfg.clone(),
-        history: st.history.clone(),
+        history: st.history,
         best,
     };
     let path = cfg.out.join("summary.json");
