@@ -44,9 +44,9 @@
 //!
 //! Layers, each importing only from the ones above it in this list (docs/ARCHITECTURE.md):
 //!
-//! 1. devices: [`backend`], [`bridge`], [`remote`];
-//! 2. core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`], [`regularizer`], [`pava`],
-//!    [`metrics`], [`plot`];
+//! 1. [`device`](mod@device): [`backend`], [`bridge`], [`remote`];
+//! 2. [`math`] (core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`],
+//!    [`regularizer`], [`pava`]) and [`metrics`] (with [`plot`]);
 //! 3. solvers: [`admm`] (rank-based, with its baselines), [`pauc`] (partial AUC, with its
 //!    baselines), [`pdprox`] (the primal-dual prox method for non-smooth convex problems);
 //! 4. [`train`]: the objectives for Burn models and the image run driver;
@@ -54,23 +54,19 @@
 //! 6. [`cli`]: the command line.
 
 pub mod admm;
-pub mod backend;
-pub mod bridge;
 pub mod cli;
-pub mod loss;
+pub mod device;
+pub mod math;
 pub mod metrics;
-pub mod order;
 pub mod pauc;
-pub mod pava;
 pub mod pdprox;
-pub mod plot;
-pub mod regularizer;
-pub mod remote;
-pub mod spec;
 pub mod tasks;
 pub mod train;
-pub mod vector;
-pub mod weights;
+
+// The paths users import from before the layers had folders.
+pub use device::{backend, bridge, remote};
+pub use math::{loss, order, pava, regularizer, spec, vector, weights};
+pub use metrics::plot;
 
 pub use backend::{BackendKind, autodiff_device, device};
 pub use bridge::{scores_to_cpu, surrogate};

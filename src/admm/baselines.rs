@@ -22,11 +22,11 @@ use rand::{Rng, SeedableRng};
 
 use crate::admm::error::AdmmError;
 use crate::admm::linear::LinearData;
-use crate::loss::Loss;
-use crate::order::{indices_ascending, indices_descending};
-use crate::regularizer::Regularizer;
-use crate::vector::dot;
-use crate::weights::{Sigma, Weights};
+use crate::math::loss::Loss;
+use crate::math::order::{indices_ascending, indices_descending};
+use crate::math::regularizer::Regularizer;
+use crate::math::vector::dot;
+use crate::math::weights::{Sigma, Weights};
 
 /// Which stochastic method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

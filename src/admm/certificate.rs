@@ -30,10 +30,10 @@
 //! average keeps its cost (a sort per sampled iteration) a tenth of what it was: with every
 //! iterate, ADMM's iterations on these sets took 25-40% longer.
 
-use crate::loss::Loss;
-use crate::regularizer::Regularizer;
-use crate::vector::dot;
-use crate::weights::Sigma;
+use crate::math::loss::Loss;
+use crate::math::regularizer::Regularizer;
+use crate::math::vector::dot;
+use crate::math::weights::Sigma;
 
 /// Iterations between two certificate checks of Algorithm 1 (it is also checked whenever the
 /// residual test passes).

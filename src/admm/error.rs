@@ -1,7 +1,7 @@
 //! The one error of the rank-based solvers (ADMM, sADMM and their baselines).
 
-use crate::pava::PavaError;
-use crate::spec::SpecError;
+use crate::math::pava::PavaError;
+use crate::math::spec::SpecError;
 
 /// Why ADMM or a rank-based baseline refused its input or stopped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

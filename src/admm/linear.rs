@@ -22,11 +22,11 @@ use rankrisk_datasets::tabular::row_scores;
 use crate::admm::certificate::{CERTIFY_EVERY, DualAverage, certifiable, subgradient};
 use crate::admm::error::AdmmError;
 use crate::admm::wstep::{Quadratic, SymEigen, fista, lbfgs};
-use crate::loss::Loss;
-use crate::pava::Pava;
-use crate::regularizer::Regularizer;
-use crate::vector::{dot, norm};
-use crate::weights::{Sigma, Weights};
+use crate::math::loss::Loss;
+use crate::math::pava::Pava;
+use crate::math::regularizer::Regularizer;
+use crate::math::vector::{dot, norm};
+use crate::math::weights::{Sigma, Weights};
 
 /// Settings of Algorithm 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

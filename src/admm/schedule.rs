@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::spec::{SpecError, SpecKind, count, numbers, require};
+use crate::math::spec::{SpecError, SpecKind, count, numbers, require};
 
 /// How `rho` evolves over the ADMM iterations.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -142,10 +142,10 @@ impl RhoSchedule {
     ///   `max_i sigma_i / 2` and grow 2% per iteration, since nonconvex ADMM needs a large
     ///   enough penalty in the end. On the ten AoRR cells of Tables 8-9 (seed 0) this beats DCA
     ///   on 8 of 10 (a constant on 4, Table 6's AoRR schedule on 2).
-    pub fn default_for(sigma: &crate::weights::Sigma, convex: bool) -> RhoSchedule {
+    pub fn default_for(sigma: &crate::math::weights::Sigma, convex: bool) -> RhoSchedule {
         let s = match sigma {
-            crate::weights::Sigma::Fixed(s) => s,
-            crate::weights::Sigma::Cpt { .. } => return RhoSchedule::EHRM,
+            crate::math::weights::Sigma::Fixed(s) => s,
+            crate::math::weights::Sigma::Cpt { .. } => return RhoSchedule::EHRM,
         };
         let max = s.iter().cloned().fold(0.0, f64::max);
         let rho = if max > 0.0 {
@@ -552,7 +552,7 @@ mod tests {
 
     #[test]
     fn default_depends_on_convexity_and_weights() {
-        use crate::weights::Weights;
+        use crate::math::weights::Weights;
         let erm = Weights::Erm.sigma(100).unwrap();
         assert_eq!(
             RhoSchedule::default_for(&erm, true),

@@ -4,8 +4,8 @@
 //! `(rho G + s I) w = rhs` for any `rho, s` in `O(d^2)`, FISTA adds a nonsmooth regularizer
 //! through its prox, and L-BFGS minimizes sADMM's Moreau-envelope form (section 4).
 
-use crate::regularizer::Regularizer;
-use crate::vector::{dot, norm};
+use crate::math::regularizer::Regularizer;
+use crate::math::vector::{dot, norm};
 
 /// `G = Q diag(values) Q^T` of a symmetric positive semidefinite `d x d` matrix.
 #[derive(Debug, Clone)]

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{BackendError, BackendKind};
+use crate::device::backend::{BackendError, BackendKind};
+use crate::device::remote::DeviceSpec;
 use crate::pauc::sbcd::DualInit;
-use crate::remote::DeviceSpec;
 use crate::tasks::chexpert::ChexpertTask;
 use crate::tasks::long_tailed::{LongTailedTask, LtData};
 use crate::tasks::tabular::TabularTask;

@@ -13,8 +13,8 @@ use crate::admm::linear::{self, AdmmConfig, LinearData};
 use crate::admm::{GammaSchedule, RhoSchedule};
 use crate::cli::fit_pdprox::{self, LossSpec, PdproxArgs, RegSpec};
 use crate::cli::linear_data::{DataArgs, load_parts_as};
+use crate::math::weights::Weights;
 use crate::metrics::{Fairness, accuracy, fairness};
-use crate::weights::Weights;
 
 use super::output::outln;
 

@@ -8,13 +8,13 @@ use std::str::FromStr;
 use clap::Args;
 use rankrisk_datasets::Tabular;
 
-use crate::loss::Loss;
+use crate::math::loss::Loss;
+use crate::math::regularizer::Regularizer;
+use crate::math::spec::{SpecError, SpecKind};
+use crate::math::weights::Weights;
 use crate::pdprox::{
     Algorithm, DualLoss, LinearProblem, PdproxConfig, PdproxResult, Penalty, StepBound, solve,
 };
-use crate::regularizer::Regularizer;
-use crate::spec::{SpecError, SpecKind};
-use crate::weights::Weights;
 
 /// `--loss`: a loss of the rank-based solvers or one with a bilinear dual for Pdprox (`hinge`
 /// is both).
@@ -112,7 +112,7 @@ impl FromStr for RegSpec {
                     family: "group".into(),
                     problem: format!("'{mu}' is not a number (group:MU)"),
                 })?;
-                crate::spec::require(
+                crate::math::spec::require(
                     mu.is_finite() && mu >= 0.0,
                     SpecKind::Regularizer,
                     "group",

@@ -21,7 +21,7 @@ pub struct FitSorrArgs {
     pub range: String,
     /// Individual loss (logistic in the paper).
     #[arg(long, default_value = "logistic")]
-    pub loss: crate::loss::Loss,
+    pub loss: crate::math::loss::Loss,
     /// Solver: agd (Algorithm 2 with Algorithm 3), dca (constant steps), dca-changing.
     #[arg(long, default_value = "agd")]
     pub solver: String,

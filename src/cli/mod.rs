@@ -26,8 +26,8 @@ pub mod serve;
 pub mod smoke;
 pub mod train;
 
-use crate::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
-use crate::remote::DeviceSpec;
+use crate::device::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
+use crate::device::remote::DeviceSpec;
 use output::outln;
 
 /// Rank-based losses and partial-AUC objectives on Burn (wgpu, ndarray, flex).

@@ -3,10 +3,10 @@
 
 use clap::Args;
 
-use crate::loss::Loss;
-use crate::pava;
-use crate::spec::SpecError;
-use crate::weights::Weights;
+use crate::math::loss::Loss;
+use crate::math::pava;
+use crate::math::spec::SpecError;
+use crate::math::weights::Weights;
 
 use super::output::outln;
 

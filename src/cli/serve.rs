@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use clap::Args;
 
 use crate::cli::args::BackendArg;
-use crate::remote::serve;
+use crate::device::remote::serve;
 
 /// Arguments of `rankrisk serve`.
 #[derive(Debug, Args)]

@@ -1,6 +1,6 @@
 //! A forward/backward smoke run: train the linear scorer with the mean logistic loss on a
 //! built-in tabular set, the loss gradient computed on the CPU and applied through the
-//! [surrogate bridge](crate::bridge). It exercises the whole device path of a training step
+//! [surrogate bridge](crate::device::bridge). It exercises the whole device path of a training step
 //! (forward, one read-back, surrogate, backward, optimizer) on the chosen backend.
 
 use std::time::Instant;
@@ -11,10 +11,10 @@ use rankrisk_models::LinearScorerConfig;
 
 use clap::Args;
 
-use crate::backend::{BackendError, BackendKind, autodiff_device};
-use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::cli::args::BackendArg;
-use crate::loss::Loss;
+use crate::device::backend::{BackendError, BackendKind, autodiff_device};
+use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
+use crate::math::loss::Loss;
 use crate::metrics::accuracy;
 use crate::train::objective::{ErmConfig, Objective, TrainError};
 

@@ -19,7 +19,7 @@
 
 use std::cmp::Ordering;
 
-use crate::order::{ascending, descending};
+use crate::math::order::{ascending, descending};
 
 /// Why a metric could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -357,7 +357,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
         points.push(RocPoint {
             fpr: fp / nn,
             tpr: tp / np,
-            threshold: crate::order::canonical(s),
+            threshold: crate::math::order::canonical(s),
         });
     }
     Ok(points)

@@ -27,7 +27,7 @@ use super::ci::{
     try_with_capacity, z_of_level,
 };
 use super::draws::{Stream, draw};
-use crate::order::{ascending, descending};
+use crate::math::order::{ascending, descending};
 
 /// Marks the last sample of a group of tied scores in a sorted column.
 const LAST: u32 = 1 << 31;

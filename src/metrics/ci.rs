@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::auc::{MetricError, split_checked};
-use crate::order::ascending;
+use crate::math::order::ascending;
 
 /// An estimate with a two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

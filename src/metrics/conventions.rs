@@ -15,7 +15,7 @@
 //! value is an exact count over an exact count).
 
 use super::auc::{MetricError, auc, pauc_roc_area, split_checked};
-use crate::order::{ascending, descending};
+use crate::math::order::{ascending, descending};
 
 /// The McClish-standardized partial AUC over FPR `[0, beta]`:
 /// `1/2 (1 + (A - beta^2 / 2) / (beta - beta^2 / 2))` with `A` the area under the ROC curve

@@ -9,8 +9,8 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
+use crate::math::order::indices_descending;
 use crate::metrics::RankRange;
-use crate::order::indices_descending;
 use crate::pauc::agd::{schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::linear::Budget;

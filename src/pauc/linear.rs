@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::math::vector::dot;
 use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel, schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::{AgdRecord, PairData, prox_update};
-use crate::vector::dot;
 
 /// The linear scorer `s(x) = w^T x` over [`PairData`] as an [`SbcdModel`]: training-set ids
 /// are the positives `0..N+` followed by the negatives.

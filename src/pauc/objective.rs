@@ -11,10 +11,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::math::order::{descending, indices_descending};
+use crate::math::spec::{SpecError, SpecKind};
 use crate::metrics::RankRange;
-use crate::order::{descending, indices_descending};
 use crate::pauc::error::PaucError;
-use crate::spec::{SpecError, SpecKind};
 
 /// A pairwise surrogate `l(t)` of the indicator `1(t <= 0)`, `t = h(x+) - h(x-)`; convex and
 /// nonincreasing.
@@ -32,7 +32,7 @@ impl PairLoss {
     #[inline]
     pub fn value(&self, t: f64) -> f64 {
         match self {
-            PairLoss::Logistic => crate::loss::Loss::Logistic.value(-t),
+            PairLoss::Logistic => crate::math::loss::Loss::Logistic.value(-t),
             PairLoss::SquaredHinge => {
                 let h = (1.0 - t).max(0.0);
                 h * h
@@ -44,7 +44,7 @@ impl PairLoss {
     #[inline]
     pub fn derivative(&self, t: f64) -> f64 {
         match self {
-            PairLoss::Logistic => -crate::loss::sigmoid(-t),
+            PairLoss::Logistic => -crate::math::loss::sigmoid(-t),
             PairLoss::SquaredHinge => -2.0 * (1.0 - t).max(0.0),
         }
     }

@@ -12,10 +12,10 @@ use rand::seq::index::sample;
 
 use rankrisk_datasets::tabular::row_scores;
 
-use crate::order::descending;
+use crate::math::order::descending;
+use crate::math::vector::dot;
 use crate::pauc::error::PaucError;
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-use crate::vector::dot;
 
 /// Per-positive duals `lambda_i` of (12)-(13) and the running sum for their average.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

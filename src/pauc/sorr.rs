@@ -9,12 +9,12 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use crate::loss::Loss;
-use crate::order::indices_descending;
+use crate::math::loss::Loss;
+use crate::math::order::indices_descending;
+use crate::math::vector::dot;
 use crate::pauc::agd::{schedule_overflow, schedule_steps};
 use crate::pauc::error::PaucError;
 use crate::pauc::sbcd::prox_update;
-use crate::vector::dot;
 
 /// A SoRR problem: rows, labels (+1/-1), the individual loss of the margin `-y w.x`, range.
 #[derive(Debug, Clone)]

@@ -23,10 +23,10 @@
 
 use std::time::Instant;
 
+use crate::math::regularizer::Regularizer;
 use crate::pdprox::error::PdproxError;
 use crate::pdprox::linear::LinearProblem;
 use crate::pdprox::penalty::Penalty;
-use crate::regularizer::Regularizer;
 
 /// A baseline of section 5.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -4,8 +4,8 @@
 //! `s_k = W[r_k, c_k]`, `W` row-major in the primal), where `X` is a selection matrix that is
 //! never formed: a score reads one entry, a gradient row adds into one.
 
+use crate::math::vector::dot;
 use crate::pdprox::error::PdproxError;
-use crate::vector::dot;
 
 /// `X` of `s = X w`: dense rows or the observed entries of a matrix.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -13,11 +13,11 @@
 //! `Pi_{Q_sigma}(y) = y - 1 - z` with `z = PAVA(hinge, sigma, rho = 1, m = y - 1)` (the z-step
 //! is the prox of `Omega(z) = h_Q(1 + z)`, `h_Q` the support function of `Q_sigma`).
 
-use crate::loss::Loss;
-use crate::order::ascending;
-use crate::pava::Pava;
+use crate::math::loss::Loss;
+use crate::math::order::ascending;
+use crate::math::pava::Pava;
+use crate::math::weights::Sigma;
 use crate::pdprox::error::PdproxError;
-use crate::weights::Sigma;
 
 /// A dual domain `Q_alpha` with what its projection needs.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::spec::{Params, SpecError, SpecKind, require};
+use crate::math::spec::{Params, SpecError, SpecKind, require};
 
 /// A loss with a bilinear dual (6).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -1,7 +1,7 @@
 //! The one error of the Pdprox solvers.
 
-use crate::pava::PavaError;
-use crate::spec::SpecError;
+use crate::math::pava::PavaError;
+use crate::math::spec::SpecError;
 
 /// Why Pdprox refused its input or stopped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -13,11 +13,11 @@
 //! bias and `q = sum_j c_ij^2` (the same for every row). `X` is a [`Design`]: dense rows, or
 //! the observed entries of a matrix (matrix factorization and completion).
 
+use crate::math::weights::Weights;
 use crate::pdprox::design::Design;
 use crate::pdprox::domain::{DualDomain, Spectral};
 pub use crate::pdprox::dual_loss::DualLoss;
 use crate::pdprox::error::PdproxError;
-use crate::weights::Weights;
 
 /// Which constant `c >= ||H||^2` sets the step `gamma = 1/sqrt(2c)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

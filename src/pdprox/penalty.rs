@@ -4,8 +4,8 @@
 //! conjugates: `min_w g^T w + R(w) = -R*(-g)`, finite for l2^2 and the elastic net, and for a
 //! norm only where the dual norm of `g` is at most the weight (`-R*(-g) = 0` there).
 
+use crate::math::regularizer::Regularizer;
 use crate::pdprox::error::PdproxError;
-use crate::regularizer::Regularizer;
 
 /// A convex regularizer (its weight included).
 #[derive(Debug, Clone, PartialEq)]

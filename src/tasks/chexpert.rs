@@ -13,7 +13,7 @@ use rankrisk_datasets::transform::XrayTransform;
 use rankrisk_models::pretrained::{Head, load_torchvision_densenet121};
 use rankrisk_models::{DenseNet121, DenseNet121Config};
 
-use crate::backend::BackendKind;
+use crate::device::backend::BackendKind;
 use crate::tasks::{ImageTask, TaskError, TaskSets, thin};
 
 /// A CheXpert task: where the data is, which of the five competition tasks, the image size and

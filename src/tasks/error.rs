@@ -4,7 +4,7 @@ use rankrisk_datasets::DataError;
 use rankrisk_models::pretrained::PretrainedError;
 
 use crate::admm::AdmmError;
-use crate::backend::BackendError;
+use crate::device::backend::BackendError;
 use crate::metrics::MetricError;
 use crate::pauc::PaucError;
 use crate::train::run::RunError;

@@ -19,7 +19,7 @@ use rankrisk_datasets::idx::read_mnist_style;
 use rankrisk_datasets::{DataError, ImageSet};
 use rankrisk_models::{ResNet20, ResNet20Config};
 
-use crate::backend::BackendKind;
+use crate::device::backend::BackendKind;
 use crate::tasks::{ImageTask, TaskError, TaskSets, thin};
 
 /// Which data set.

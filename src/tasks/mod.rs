@@ -19,7 +19,7 @@ use burn::tensor::Device;
 use rankrisk_datasets::ImageSource;
 use rankrisk_models::Scorer;
 
-use crate::backend::{BackendKind, autodiff_device};
+use crate::device::backend::{BackendKind, autodiff_device};
 use crate::train::run::{RunConfig, RunSummary, train_image_task};
 
 pub use error::TaskError;

@@ -9,7 +9,9 @@ use rankrisk_datasets::{Tabular, load_builtin};
 
 use crate::admm::linear::solve;
 use crate::admm::{AdmmConfig, LinearData};
-use crate::loss::Loss;
+use crate::math::loss::Loss;
+use crate::math::regularizer::Regularizer;
+use crate::math::weights::Weights;
 use crate::metrics::auc::{auc, pauc};
 use crate::metrics::bootstrap::bootstrap_pauc_interval;
 use crate::metrics::ci::{Bootstrap, DeLong, Interval};
@@ -17,10 +19,8 @@ use crate::metrics::{RankRange, accuracy};
 use crate::pauc::agd::{AgdSbcdConfig, schedule_steps};
 use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::sbcd::PairData;
-use crate::regularizer::Regularizer;
 use crate::tasks::TaskError;
 use crate::tasks::report::ResultRow;
-use crate::weights::Weights;
 
 /// Settings of the tabular task.
 #[derive(Debug, Clone, PartialEq)]

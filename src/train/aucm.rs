@@ -9,7 +9,7 @@ use burn::module::Module;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
-use crate::loss::sigmoid;
+use crate::math::loss::sigmoid;
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
 use crate::train::state_record::State;

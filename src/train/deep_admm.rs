@@ -20,12 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::admm::AdmmError;
 use crate::admm::schedule::{Progress, RhoSchedule};
-use crate::loss::Loss;
-use crate::pava::Pava;
+use crate::math::loss::Loss;
+use crate::math::pava::Pava;
+use crate::math::weights::{Sigma, Weights};
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
 use crate::train::state_record::State;
-use crate::weights::{Sigma, Weights};
 
 /// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
 /// w-step by mini-batch steps of a Burn optimizer): the rank-based loss of eq. (1) with

@@ -340,7 +340,7 @@ impl DeepSbcd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{BackendKind, autodiff_device};
+    use crate::device::backend::{BackendKind, autodiff_device};
     use burn::module::RunningState;
     use burn::nn::{BatchNorm, BatchNormConfig, LinearConfig};
 

@@ -1,7 +1,7 @@
 //! The interface between a training loop and an objective: scores, labels and sample ids of a
 //! batch in, the per-sample gradient `dL/ds` and the loss value out (eq. (1) of the rank-based
 //! paper for ERM, the objectives of the other modules for the rest). The surrogate bridge
-//! ([`crate::bridge::surrogate`]) turns the gradient into parameter gradients on the device.
+//! ([`crate::device::bridge::surrogate`]) turns the gradient into parameter gradients on the device.
 
 use burn::config::Config;
 use burn::module::Module;
@@ -9,10 +9,10 @@ use burn::store::ModuleRecord;
 use burn::tensor::{Int, Tensor};
 
 use crate::admm::AdmmError;
-use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
-use crate::loss::Loss;
+use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
+use crate::math::loss::Loss;
+use crate::math::spec::SpecError;
 use crate::pauc::PaucError;
-use crate::spec::SpecError;
 use crate::train::state_record::{RecordMismatch, State, StateVectors};
 
 /// Why an objective refused a batch.
@@ -262,7 +262,7 @@ pub(crate) fn unknown_state(objective: &'static str, name: &str) -> TrainError {
 }
 
 /// The scalar `sum_i g_i (s_i - stop_grad(s_i)) + loss`: its value is the batch loss and its
-/// gradient in the scores is `g` (the surrogate of [`crate::bridge::surrogate`], shifted to
+/// gradient in the scores is `g` (the surrogate of [`crate::device::bridge::surrogate`], shifted to
 /// the loss value).
 fn loss_tensor(scores: Tensor<1>, g: &BatchGradient) -> Result<Tensor<1>, BridgeError> {
     let zero_valued = scores.clone() - scores.detach();

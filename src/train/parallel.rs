@@ -26,7 +26,7 @@ use burn::tensor::{Device, Tensor};
 use rankrisk_datasets::batcher::HostBatch;
 use rankrisk_models::Scorer;
 
-use crate::bridge::{BridgeError, scores_to_cpu, surrogate};
+use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::train::objective::BatchGradient;
 
 /// [`Shards::new`] was given no device.

@@ -148,7 +148,7 @@ impl Objective for Sopa {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loss::sigmoid;
+    use crate::math::loss::sigmoid;
     use crate::pauc::objective::{PairLoss, objective_and_score_grad};
     use crate::train::objective::check_fd;
 

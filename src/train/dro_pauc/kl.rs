@@ -280,7 +280,7 @@ mod tests {
     use crate::train::objective::check_fd;
 
     use super::super::test_batch as batch;
-    use crate::loss::sigmoid;
+    use crate::math::loss::sigmoid;
 
     #[test]
     fn kl_gradients_match_finite_differences() {

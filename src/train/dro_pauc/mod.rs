@@ -29,7 +29,7 @@ mod kl;
 
 use serde::{Deserialize, Serialize};
 
-use crate::loss::sigmoid;
+use crate::math::loss::sigmoid;
 use crate::train::objective::{TrainError, check_batch};
 
 pub use cvar::{Sopa, SopaConfig};

@@ -8,7 +8,7 @@ use burn::optim::ModuleOptimizer;
 use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 
-use crate::loss::Loss;
+use crate::math::loss::Loss;
 use crate::pauc::objective::PairLoss;
 use crate::train::aucm::{AucM, AucMConfig};
 use crate::train::dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
@@ -259,7 +259,7 @@ fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
-    v.sort_by(crate::order::ascending);
+    v.sort_by(crate::math::order::ascending);
     let m = v.len() / 2;
     if v.len() % 2 == 1 {
         v[m]

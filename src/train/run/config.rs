@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::device::remote::DeviceSpec;
 use crate::metrics::RankRange;
 use crate::pauc::PaucError;
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
-use crate::remote::DeviceSpec;
 use crate::train::run::error::RunError;
 
 /// The training method. Written as on the command line (`sopa-s`, `sota-s`), so that a printed

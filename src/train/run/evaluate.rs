@@ -9,7 +9,7 @@ use rankrisk_datasets::ImageSource;
 use rankrisk_models::Scorer;
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::scores_to_cpu;
+use crate::device::bridge::scores_to_cpu;
 use crate::metrics::auc::{auc, pauc};
 use crate::metrics::bootstrap::bootstrap_pauc_interval;
 use crate::metrics::ci::{Bootstrap, DeLong, Interval};

@@ -34,7 +34,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rankrisk_datasets::ImageSource;
 use rankrisk_models::Scorer;
 
-use crate::remote::autodiff_device_of;
+use crate::device::remote::autodiff_device_of;
 use crate::train::checkpoint;
 use crate::train::parallel::Shards;
 use crate::train::run::loop_state::LoopState;

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use burn::tensor::Device;
 
-use crate::backend::{BackendError, BackendKind, device};
+use crate::device::backend::{BackendError, BackendKind, device};
 
 /// The prefix of a remote device's name.
 const REMOTE: &str = "remote:";

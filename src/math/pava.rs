@@ -20,9 +20,9 @@
 //! - CPT weights (eq. 4) make each block a two-piece function; each convex piece is minimized
 //!   and the better kept, which satisfies the first-order condition (11).
 
-use crate::loss::Loss;
-use crate::order::ascending;
-use crate::weights::{Sigma, constant_support};
+use crate::math::loss::Loss;
+use crate::math::order::ascending;
+use crate::math::weights::{Sigma, constant_support};
 
 /// Why the PAVA refused its input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -11,11 +11,11 @@ use std::str::FromStr;
 /// Which kind of specification an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpecKind {
-    /// An individual loss `l` ([`crate::loss::Loss`]).
+    /// An individual loss `l` ([`crate::math::loss::Loss`]).
     Loss,
-    /// Rank weights `sigma` ([`crate::weights::Weights`]).
+    /// Rank weights `sigma` ([`crate::math::weights::Weights`]).
     Weights,
-    /// A regularizer `g` ([`crate::regularizer::Regularizer`]).
+    /// A regularizer `g` ([`crate::math::regularizer::Regularizer`]).
     Regularizer,
     /// A pairwise surrogate of the pAUC objective ([`crate::pauc::objective::PairLoss`]).
     PairLoss,

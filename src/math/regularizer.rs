@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::spec::{SpecError, SpecKind, count, numbers, require};
+use crate::math::spec::{SpecError, SpecKind, count, numbers, require};
 
 /// A separable regularizer.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::spec::{Params, SpecError, SpecKind, require};
+use crate::math::spec::{Params, SpecError, SpecKind, require};
 
 /// An individual loss of the margin `u = -y s`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::spec::{Params, SpecError, SpecKind, require};
+use crate::math::spec::{Params, SpecError, SpecKind, require};
 
 /// A weight family and its parameters.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -119,14 +119,14 @@ impl Sigma {
     }
 
     /// `Omega(z) = sum_i sigma_i l(z_[i])` (eq. 9), sorting a copy of `z` ascending.
-    pub fn rank_loss(&self, loss: &crate::loss::Loss, z: &[f64]) -> f64 {
+    pub fn rank_loss(&self, loss: &crate::math::loss::Loss, z: &[f64]) -> f64 {
         let mut sorted = z.to_vec();
-        sorted.sort_by(crate::order::ascending);
+        sorted.sort_by(crate::math::order::ascending);
         self.rank_loss_sorted(loss, &sorted)
     }
 
     /// `Omega` for `z` already sorted ascending.
-    pub fn rank_loss_sorted(&self, loss: &crate::loss::Loss, sorted: &[f64]) -> f64 {
+    pub fn rank_loss_sorted(&self, loss: &crate::math::loss::Loss, sorted: &[f64]) -> f64 {
         sorted
             .iter()
             .enumerate()
@@ -455,7 +455,7 @@ pub fn constant_support(sigma: &[f64]) -> Option<(usize, usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loss::Loss;
+    use crate::math::loss::Loss;
 
     fn fixed(w: &Weights, n: usize) -> Vec<f64> {
         match w.sigma(n).unwrap() {
