@@ -11,6 +11,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Parser;
 use rankrisk::cli::fit_linear::{FitLinearArgs, FitLinearReport, fit};
@@ -167,6 +168,7 @@ fn main() {
                             Ok(r) => cols.push(r),
                             Err(e) => {
                                 eprintln!("{data} {wname} {loss} {solver}: {e}");
+                                FAILED.fetch_add(1, Ordering::Relaxed);
                                 cols.push(Vec::new());
                             }
                         }
@@ -233,6 +235,7 @@ fn main() {
         });
         cols.push(r.unwrap_or_else(|e| {
             eprintln!("utkface {solver}: {e}");
+            FAILED.fetch_add(1, Ordering::Relaxed);
             Vec::new()
         }));
     }
@@ -325,6 +328,7 @@ fn main() {
                 .map(|r| {
                     r.unwrap_or_else(|e| {
                         eprintln!("{data} {loss}: {e}");
+                        FAILED.fetch_add(1, Ordering::Relaxed);
                         Vec::new()
                     })
                 })
@@ -362,6 +366,17 @@ fn main() {
     if let Some(dir) = opts.out.parent() {
         std::fs::create_dir_all(dir).ok();
     }
-    std::fs::write(&opts.out, &md)
-        .unwrap_or_else(|e| eprintln!("cannot write {}: {e}", opts.out.display()));
+    if let Err(e) = std::fs::write(&opts.out, &md) {
+        eprintln!("cannot write {}: {e}", opts.out.display());
+        std::process::exit(1);
+    }
+    // A table with failed cells is not a reproduction: say so with the exit status too.
+    let failed = FAILED.load(Ordering::Relaxed);
+    if failed > 0 {
+        eprintln!("{failed} runs failed (their errors are above; the table marks them)");
+        std::process::exit(1);
+    }
 }
+
+/// Runs that ended in an error.
+static FAILED: AtomicUsize = AtomicUsize::new(0);

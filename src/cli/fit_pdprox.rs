@@ -136,7 +136,7 @@ impl fmt::Display for RegSpec {
 }
 
 /// The options of `fit-linear` that only the pdprox solvers read.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PdproxArgs {
     /// Groups of the group lasso (`--reg group:MU`): `size=K` (consecutive groups of K
     /// features) or a file with one group label per feature (whitespace or commas).
@@ -157,6 +157,20 @@ pub struct PdproxArgs {
     /// Iterations between two duality-gap checks (each costs four passes).
     #[arg(long, default_value_t = 10)]
     pub check_every: usize,
+}
+
+/// The command line's defaults (a derived `Default` gave `check_every = 0`, which every
+/// solver refuses: the rank-based reproduction then printed a table of failed cells).
+impl Default for PdproxArgs {
+    fn default() -> Self {
+        PdproxArgs {
+            groups: None,
+            budget: None,
+            bias: false,
+            step_bound: StepBoundArg::default(),
+            check_every: 10,
+        }
+    }
 }
 
 /// `--step-bound`.
