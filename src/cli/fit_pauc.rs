@@ -234,14 +234,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
             .map_err(|e| e.to_string())
     };
     let (objective, start_objective) = (objective_at(&w)?, objective_at(&w0)?);
-    // Every surrogate is positive at w = 0, so the start is a scale: an end a million times
-    // above it is a divergence, not an answer (--c 1e300 ended at 3e298 with exit 0).
-    if objective > DIVERGENCE_FACTOR * start_objective {
-        return Err(format!(
-            "{solver} diverged: the objective grew from {start_objective:.6} at w = 0 to \
-             {objective:.6e}; lower --c"
-        ));
-    }
+    check_divergence(&solver, start_objective, objective, "--c")?;
     Ok(FitPaucReport {
         data: train.name.clone(),
         solver,
@@ -256,9 +249,31 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     })
 }
 
-/// How far above its value at `w = 0` a final objective may end before `fit-pauc` calls
-/// the run diverged.
-pub(super) const DIVERGENCE_FACTOR: f64 = 1e6;
+/// How far above its value at `w = 0` a final objective may end before `fit-pauc` or
+/// `fit-sorr` calls the run diverged.
+const DIVERGENCE_FACTOR: f64 = 1e6;
+
+/// Refuse a run of `solver` whose objective ended [`DIVERGENCE_FACTOR`] times above its
+/// value `start` at `w = 0`: every surrogate is positive there, so the start is a scale, and
+/// such an end is a divergence, not an answer (`--c 1e300` ended at 3e298 with exit 0).
+/// `flags` names the step sizes to lower.
+///
+/// # Errors
+/// A message naming the solver, both objectives and `flags`.
+pub(super) fn check_divergence(
+    solver: &str,
+    start: f64,
+    end: f64,
+    flags: &str,
+) -> Result<(), String> {
+    if end > DIVERGENCE_FACTOR * start {
+        return Err(format!(
+            "{solver} diverged: the objective grew from {start:.6} at w = 0 to {end:.6e}; \
+             lower {flags}"
+        ));
+    }
+    Ok(())
+}
 
 /// Run `fit-pauc`: print a summary, write the JSON if asked.
 ///

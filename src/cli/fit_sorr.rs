@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::fit_pauc::{DIVERGENCE_FACTOR, pair};
+use super::fit_pauc::{check_divergence, pair};
 use super::output::outln;
 use crate::cli::linear_data::{DataArgs, load_parts};
 
@@ -180,12 +180,7 @@ pub fn run(args: &FitSorrArgs) -> Result<(), String> {
     let acc = |t: &rankrisk_datasets::Tabular| crate::metrics::accuracy(&t.scores(&w), &t.y);
     let objective = problem.objective(&w).map_err(|e| e.to_string())?;
     let start_objective = problem.objective(&w0).map_err(|e| e.to_string())?;
-    if objective > DIVERGENCE_FACTOR * start_objective {
-        return Err(format!(
-            "{solver} diverged: the objective grew from {start_objective:.6} at w = 0 to \
-             {objective:.6e}; lower --c or --lr"
-        ));
-    }
+    check_divergence(&solver, start_objective, objective, "--c or --lr")?;
     let report = FitSorrReport {
         data: train.name.clone(),
         solver,

@@ -159,11 +159,11 @@ pub fn run(
     let start = Instant::now();
     let mut history = Vec::new();
     let mut samples = 0.0;
-    // Sample visits allowed in all (None: unbounded) and outer iterations or passes allowed.
-    let visits = cfg.budget.sample_visits(n_pos + n_neg)?;
-    let (max_samples, max_outer) = match (cfg.budget, visits) {
-        (Budget::Outer(k), _) => (f64::INFINITY, k),
-        (Budget::Epochs(e), visits) => (visits.unwrap_or((e * n_total).floor()), usize::MAX),
+    // Sample visits allowed in all (infinite: unbounded) and outer iterations allowed.
+    let max_samples = cfg.budget.sample_visits(n_pos + n_neg)?;
+    let max_outer = match cfg.budget {
+        Budget::Outer(k) => k,
+        Budget::Epochs(_) => usize::MAX,
     };
     if let (Baseline::Dca | Baseline::ProxDca, Budget::Outer(k)) = (which, cfg.budget)
         && schedule_steps(cfg.t_scale, k, 1).is_none()

@@ -136,16 +136,16 @@ impl Budget {
     }
 
     /// The sample visits a budget of passes allows over `n_total` samples,
-    /// `floor(e (N+ + N-))`, and `None` for a budget of outer iterations.
+    /// `floor(e (N+ + N-))`; unbounded (infinite) for a budget of outer iterations.
     ///
     /// # Errors
     /// [`PaucError::Setting`] (`budget_epochs`) when the visits exceed 2^53, where counting
     /// them in `f64` stops being exact (a budget such as `1e30` would otherwise saturate the
     /// step count and never end).
-    pub fn sample_visits(&self, n_total: usize) -> Result<Option<f64>, PaucError> {
+    pub fn sample_visits(&self, n_total: usize) -> Result<f64, PaucError> {
         self.validate()?;
         match *self {
-            Budget::Outer(_) => Ok(None),
+            Budget::Outer(_) => Ok(f64::INFINITY),
             Budget::Epochs(e) => {
                 let visits = (e * n_total as f64).floor();
                 if visits > MAX_SAMPLE_VISITS {
@@ -157,7 +157,7 @@ impl Budget {
                         ),
                     });
                 }
-                Ok(Some(visits))
+                Ok(visits)
             }
         }
     }
@@ -214,7 +214,7 @@ pub fn agd_sbcd_linear(
             Some(usize::MAX)
         }
         Budget::Epochs(e) => {
-            let steps = (visits.unwrap_or(e * n_total) / per_step).floor();
+            let steps = (visits / per_step).floor();
             if steps < solver.calls() as f64 {
                 return Err(budget_too_small(e, steps, solver.calls()));
             }

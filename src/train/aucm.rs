@@ -10,7 +10,9 @@ use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
+use crate::train::objective::{
+    BatchGradient, Objective, TrainError, check_batch, training_positives, unknown_state,
+};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
 use crate::train::state_record::State;
 
@@ -46,16 +48,7 @@ impl AucMConfig {
     /// [`TrainError::Setting`] unless `0 < p < 1`, `margin > 0`, `lr > 0`, `gamma > 0`,
     /// `weight_decay >= 0`; [`TrainError::BadLabel`] for another label value.
     pub fn init(&self, labels: &[f64]) -> Result<AucM, TrainError> {
-        if let Some(index) = labels
-            .iter()
-            .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
-        {
-            return Err(TrainError::BadLabel {
-                index,
-                value: labels[index],
-            });
-        }
-        let share = labels.iter().filter(|&&y| y > 0.0).count() as f64 / labels.len() as f64;
+        let share = training_positives(labels)? as f64 / labels.len() as f64;
         let p = self.imratio.unwrap_or(share);
         let AucMConfig {
             margin,

@@ -214,7 +214,6 @@ pub trait Objective {
         targets: Tensor<1, Int>,
         ids: Tensor<1, Int>,
     ) -> Result<Tensor<1>, TrainError> {
-        let values = scores_to_cpu(scores.clone())?;
         let labels = read_ints(targets, "targets")?
             .into_iter()
             .enumerate()
@@ -237,9 +236,42 @@ pub trait Objective {
                 })
             })
             .collect::<Result<Vec<usize>, _>>()?;
-        let g = self.batch_gradient(&values, &labels, &ids)?;
-        Ok(loss_tensor(scores, &g)?)
+        step_loss(self, scores, &labels, &ids)
     }
+}
+
+/// [`Objective::forward`] for a batch whose labels (in {-1, +1}) and ids are already on the
+/// CPU (the Learner's batches carry them): only the scores are read back.
+///
+/// # Errors
+/// As [`Objective::batch_gradient`]; [`TrainError::Bridge`] for the scores.
+pub(crate) fn step_loss<O: Objective + ?Sized>(
+    objective: &mut O,
+    scores: Tensor<1>,
+    labels: &[f64],
+    ids: &[usize],
+) -> Result<Tensor<1>, TrainError> {
+    let g = objective.batch_gradient(&scores_to_cpu(scores.clone())?, labels, ids)?;
+    Ok(loss_tensor(scores, &g)?)
+}
+
+/// The number of positives of a training set's `labels`: +1 for a positive, -1 or 0 for a
+/// negative (both the {-1, +1} convention and Burn's {0, 1} work); what the configs of the
+/// objectives that index their state by label take.
+///
+/// # Errors
+/// [`TrainError::BadLabel`] for another value.
+pub(crate) fn training_positives(labels: &[f64]) -> Result<usize, TrainError> {
+    if let Some(index) = labels
+        .iter()
+        .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
+    {
+        return Err(TrainError::BadLabel {
+            index,
+            value: labels[index],
+        });
+    }
+    Ok(labels.iter().filter(|&&y| y > 0.0).count())
 }
 
 /// [`Objective::set_state`] of an objective without state: only the empty state fits.

@@ -30,7 +30,7 @@ mod kl;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{TrainError, check_batch};
+use crate::train::objective::{TrainError, check_batch, training_positives};
 
 pub use cvar::{Sopa, SopaConfig};
 pub use kl::{SopaS, SopaSConfig, SotaS, SotaSConfig};
@@ -60,16 +60,7 @@ impl PositiveIndex {
     /// that both the {-1, +1} and Burn's {0, 1} conventions work), which must hold both
     /// classes.
     pub(super) fn new(labels: &[f64]) -> Result<Self, TrainError> {
-        if let Some(index) = labels
-            .iter()
-            .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
-        {
-            return Err(TrainError::BadLabel {
-                index,
-                value: labels[index],
-            });
-        }
-        let positives = labels.iter().filter(|&&y| y > 0.0).count();
+        let positives = training_positives(labels)?;
         if positives == 0 || positives == labels.len() {
             return Err(TrainError::Setting {
                 name: "the training labels",

@@ -74,11 +74,7 @@ struct Accumulated {
 impl Accumulated {
     fn update(&mut self, input: &ScoreInput) -> Result<(), TensorReadError> {
         let scores = input.scores.clone().try_into_data()?;
-        let scores: Vec<f64> = scores
-            .convert::<f64>()
-            .try_to_vec::<f64>()
-            .unwrap_or_default();
-        self.scores.extend(scores);
+        self.scores.extend(scores.iter::<f64>());
         self.labels.extend_from_slice(&input.labels);
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! rankrisk's objectives inside burn-train's `Learner` (`SupervisedTraining`): a module that
 //! wraps any image scorer and holds the objective. `TrainStep::step` scores the batch and
-//! returns the gradients of [`Objective::forward`]'s loss; the Learner's optimizer does the
+//! returns the gradients of [`Objective::forward`]'s loss (the batch's labels and ids taken
+//! from its CPU copies, not read back); the Learner's optimizer does the
 //! rest. Validation reports the mean logistic loss of the scores (the objective's state is
 //! left alone), and the steps' [`ScoreOutput`] feeds the ranking metrics of [`metrics`]
 //! (AUROC, pAUC over an FPR range, the two-way pAUC), by which the best checkpoint can be
@@ -32,7 +33,7 @@ use burn::train::{InferenceStep, Interrupter, TrainOutput, TrainStep};
 use rankrisk_datasets::batcher::ImageBatch;
 use rankrisk_models::Scorer;
 
-use crate::train::objective::{Objective, TrainError};
+use crate::train::objective::{Objective, TrainError, step_loss};
 use crate::train::state_record::StateVectors;
 
 pub mod metrics;
@@ -181,10 +182,11 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static>
             .clone()
     }
 
-    fn outputs(scores: Tensor<1>, targets: &[f64], loss: f32) -> ScoreOutput {
-        let device = scores.device();
+    /// The step's output: the loss stays a tensor (the metrics read it on their thread, so the
+    /// step does not wait for it), the scores detached from the graph.
+    fn outputs(scores: Tensor<1>, targets: &[f64], loss: Tensor<1>) -> ScoreOutput {
         ScoreOutput {
-            loss: Tensor::from_data(TensorData::new(vec![loss], [1]), &device),
+            loss: loss.detach(),
             scores: scores.detach(),
             labels: targets.to_vec(),
         }
@@ -199,14 +201,16 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
 
     fn step(&self, batch: ImageBatch) -> TrainOutput<ScoreOutput> {
         let scores = self.model.score(batch.inputs);
-        let result = self
-            .objective
-            .lock()
-            .forward(scores.clone(), batch.classes, batch.sample_ids);
+        // The batch's labels and ids are on the CPU already: only the scores are read back.
+        let result = step_loss(
+            &mut *self.objective.lock(),
+            scores.clone(),
+            &batch.targets,
+            &batch.ids,
+        );
         match result {
             Ok(loss) => {
-                let value: f32 = loss.clone().detach().into_scalar();
-                let item = Self::outputs(scores, &batch.targets, value);
+                let item = Self::outputs(scores, &batch.targets, loss.clone());
                 TrainOutput::new(self, loss.backward(), item)
             }
             Err(e) => {
@@ -215,9 +219,10 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
                 self.stop.interrupter.stop(Some(&message));
                 let mut first = self.stop.error.lock().unwrap_or_else(|p| p.into_inner());
                 first.get_or_insert(e);
+                let nan = Tensor::from_data(TensorData::new(vec![f32::NAN], [1]), &scores.device());
                 TrainOutput {
                     grads: GradientsParams::new(),
-                    item: Self::outputs(scores, &batch.targets, f32::NAN),
+                    item: Self::outputs(scores, &batch.targets, nan),
                 }
             }
         }
@@ -233,7 +238,6 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> InferenceSte
     fn step(&self, batch: ImageBatch) -> ScoreOutput {
         let scores = self.model.score(batch.inputs);
         let loss = softplus(scores.clone().neg() * batch.labels, 1.0).mean();
-        let loss: f32 = loss.into_scalar();
         Self::outputs(scores, &batch.targets, loss)
     }
 }

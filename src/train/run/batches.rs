@@ -13,7 +13,7 @@ use crate::pauc::objective::PairLoss;
 use crate::train::aucm::{AucM, AucMConfig};
 use crate::train::dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
-use crate::train::objective::{BatchGradient, ErmConfig, Objective, TrainError};
+use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
 use crate::train::run::config::{Method, RunConfig};
 use crate::train::run::error::{RunError, diverged, step_error};
@@ -24,7 +24,7 @@ use crate::train::run::prefetch::for_each_batch;
 #[derive(Debug, Clone)]
 pub(crate) enum BatchObjective {
     /// Cross-entropy on the logit ([`Erm`] with the logistic loss).
-    Ce,
+    Ce(Erm),
     /// AUC-M with PESG's scalar updates.
     Aucm(AucM),
     /// Mini-batch pAUC.
@@ -46,7 +46,7 @@ impl BatchObjective {
         positive_share: f64,
     ) -> Result<Self, RunError> {
         Ok(match cfg.method {
-            Method::Ce => BatchObjective::Ce,
+            Method::Ce => BatchObjective::Ce(ErmConfig::new().with_loss(Loss::Logistic).init()?),
             Method::Aucm => BatchObjective::Aucm(
                 AucMConfig::new()
                     .with_imratio(Some(positive_share))
@@ -92,10 +92,7 @@ impl BatchObjective {
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
         match self {
-            BatchObjective::Ce => ErmConfig::new()
-                .with_loss(Loss::Logistic)
-                .init()?
-                .batch_gradient(scores, labels, ids),
+            BatchObjective::Ce(o) => o.batch_gradient(scores, labels, ids),
             BatchObjective::Aucm(o) => o.batch_gradient(scores, labels, ids),
             BatchObjective::Mb(o) => o.batch_gradient(scores, labels, ids),
             BatchObjective::Sopa(o) => o.batch_gradient(scores, labels, ids),
@@ -107,7 +104,7 @@ impl BatchObjective {
     /// The state a checkpoint stores.
     pub(crate) fn state(&self) -> ObjectiveState {
         match self {
-            BatchObjective::Ce => ObjectiveState::Ce,
+            BatchObjective::Ce(_) => ObjectiveState::Ce,
             BatchObjective::Aucm(o) => ObjectiveState::Aucm(o.clone()),
             BatchObjective::Mb(o) => ObjectiveState::Mb(*o),
             BatchObjective::Sopa(o) => ObjectiveState::Sopa(o.clone()),
@@ -119,7 +116,11 @@ impl BatchObjective {
     /// Take the saved `state` if it is of this objective's kind.
     pub(crate) fn restore(&mut self, state: ObjectiveState) -> bool {
         let restored = match state {
-            ObjectiveState::Ce => BatchObjective::Ce,
+            // CE has no state: it stays as it was built.
+            ObjectiveState::Ce => match self {
+                BatchObjective::Ce(o) => BatchObjective::Ce(*o),
+                _ => return false,
+            },
             ObjectiveState::Aucm(o) => BatchObjective::Aucm(o),
             ObjectiveState::Mb(o) => BatchObjective::Mb(o),
             ObjectiveState::Sopa(o) => BatchObjective::Sopa(o),
