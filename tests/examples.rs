@@ -72,6 +72,7 @@ fn long_tailed_run_on_real_images_writes_everything_and_resumes() {
         "best.bpk",
         "checkpoint/model.bpk",
         "checkpoint/optimizer.bpk",
+        "checkpoint/objective.bpk",
         "checkpoint/state.cbor",
     ] {
         let p = out.join(f);

@@ -11,6 +11,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
+use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 use rankrisk::train::{
     AucMConfig, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, SopaConfig, SopaSConfig,
     SotaSConfig, TrainError,
@@ -228,6 +229,24 @@ fn configs_round_trip_as_json_and_default_to_libauc() {
     let mb = MiniBatchPaucConfig::new(0.05, 0.5);
     let back = MiniBatchPaucConfig::load_binary(mb.to_string().as_bytes()).unwrap();
     assert_eq!(back.to_string(), mb.to_string());
+    let sbcd = DeepSbcdConfig::new(0.1, 0.3).with_c_dual(Some(0.5));
+    let back = DeepSbcdConfig::load_binary(sbcd.to_string().as_bytes()).unwrap();
+    assert_eq!(back.agd(), sbcd.agd());
+    // Section 6.1's deep settings: I = J = 16, T_k = 50 (k+1)^2, mu and gamma scales 1e3,
+    // c = 0.1, 30 batch-norm refresh passes.
+    let c = DeepSbcdConfig::new(0.05, 0.5);
+    assert_eq!(
+        (
+            c.i,
+            c.j,
+            c.t_scale,
+            c.mu_scale,
+            c.gamma_scale,
+            c.c,
+            c.refresh_steps
+        ),
+        (16, 16, 50, 1e3, 1e3, 0.1, 30)
+    );
 
     // LibAUC 2.0.1's constructors: pAUC_CVaR_Loss(margin=1.0, beta=0.2, eta=0.1),
     // pAUC_DRO_Loss(gamma=0.9, margin=1.0, Lambda=1.0), tpAUC_KL_Loss(tau=1.0, Lambda=1.0,
@@ -269,4 +288,40 @@ fn configs_refuse_settings_out_of_range_and_one_class_labels() {
         SopaConfig::new(0.5).init(&zero_one).unwrap(),
         SopaConfig::new(0.5).init(&LABELS).unwrap()
     );
+}
+
+#[test]
+fn the_agd_sbcd_state_round_trips_through_its_record() {
+    let labels: Vec<f64> = (0..40)
+        .map(|i| if i % 3 == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let cfg = DeepSbcdConfig::new(0.05, 0.5)
+        .with_i(4)
+        .with_j(4)
+        .with_seed(2);
+    let mut sbcd = cfg.init(&labels).unwrap();
+    let scores: Vec<f64> = (0..40).map(|i| (i as f64 * 0.71).cos()).collect();
+    sbcd.init_duals(&scores).unwrap();
+    let record =
+        ModuleRecord::from_bytes(sbcd.clone().into_record().into_bytes().unwrap()).unwrap();
+    let loaded = cfg.init(&labels).unwrap().load_record(record).unwrap();
+    assert_eq!(loaded.state(), sbcd.state());
+    assert!(sbcd.state().duals_m.lambda.iter().any(|&l| l != 0.0));
+    // SOPA's record, or one of another training set, does not load.
+    let sopa = SopaConfig::new(0.5).init(&LABELS).unwrap();
+    let e = cfg
+        .init(&labels)
+        .unwrap()
+        .load_record(sopa.into_record())
+        .unwrap_err();
+    assert!(e.to_string().starts_with("AGD-SBCD's record:"), "{e}");
+    let other: Vec<f64> = (0..40)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let e = cfg
+        .init(&other)
+        .unwrap()
+        .load_record(sbcd.into_record())
+        .unwrap_err();
+    assert!(e.to_string().contains("another training set"), "{e}");
 }

@@ -253,20 +253,18 @@ fn a_remote_device_on_loopback_trains_like_one_device() {
 /// `G_v` are summed for update (14); two outer iterations end at the one-device iterates.
 #[test]
 fn data_parallel_agd_sbcd_matches_one_device() {
-    use rankrisk::pauc::agd::AgdSbcdConfig;
-    use rankrisk::train::deep_sbcd::DeepSbcd;
+    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 
     let src = source();
     let labels = src.labels();
-    let cfg = AgdSbcdConfig {
-        t_scale: 2,
-        i: 4,
-        j: 6,
-        c: 1.0,
-        mu_scale: 10.0,
-        gamma_scale: 10.0,
-        ..AgdSbcdConfig::paper_deep(0.05, 0.5, 5)
-    };
+    let cfg = DeepSbcdConfig::new(0.05, 0.5)
+        .with_t_scale(2)
+        .with_i(4)
+        .with_j(6)
+        .with_c(1.0)
+        .with_mu_scale(10.0)
+        .with_gamma_scale(10.0)
+        .with_seed(5);
     let forward = |m: &LinearScorer, ids: &[usize], d: &Device| {
         Ok::<_, TrainError>(m.score(src.host_batch(ids).unwrap().to_device(d).inputs))
     };
@@ -277,7 +275,7 @@ fn data_parallel_agd_sbcd_matches_one_device() {
         let one = Shards::one(main.clone());
         let start = model(&main);
         let s0 = scores_to_cpu(forward(&start, &all, &main).unwrap()).unwrap();
-        let mut a = DeepSbcd::new(cfg, &labels).unwrap();
+        let mut a = cfg.init(&labels).unwrap();
         a.init_duals(&s0).unwrap();
         let mut b = a.clone();
         let (mut wa, mut wb) = (start.clone(), start.clone());

@@ -189,28 +189,26 @@ fn bad_batches_are_errors() {
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
-    use rankrisk::pauc::PaucError;
-    use rankrisk::pauc::agd::AgdSbcdConfig;
-    use rankrisk::train::deep_sbcd::DeepSbcd;
-    let started = |cfg, y: &[f64], s: &[f64]| -> Result<DeepSbcd, PaucError> {
-        let mut d = DeepSbcd::new(cfg, y)?;
+    use rankrisk::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
+    let started = |cfg: DeepSbcdConfig, y: &[f64], s: &[f64]| -> Result<DeepSbcd, TrainError> {
+        let mut d = cfg.init(y)?;
         d.init_duals(s)?;
         Ok(d)
     };
     let y = [-1.0; 40];
     let s = [0.0; 40];
-    let err = started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y, &s).unwrap_err();
+    let err = started(DeepSbcdConfig::new(0.05, 0.5), &y, &s).unwrap_err();
     assert!(err.to_string().contains("0 positives"), "{err}");
     let mut y2 = [-1.0; 40];
     y2[..3].iter_mut().for_each(|v| *v = 1.0);
-    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y2, &s).is_err());
+    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y2, &s).is_err());
     let mut y3 = [-1.0; 40];
     y3[..20].iter_mut().for_each(|v| *v = 1.0);
-    assert!(started(AgdSbcdConfig::paper_deep(0.5, 0.05, 0), &y3, &s).is_err());
+    assert!(started(DeepSbcdConfig::new(0.5, 0.05), &y3, &s).is_err());
     let mut bad = s;
     bad[0] = f64::NAN;
-    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &bad).is_err());
-    assert!(started(AgdSbcdConfig::paper_deep(0.05, 0.5, 0), &y3, &s).is_ok());
+    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y3, &bad).is_err());
+    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y3, &s).is_ok());
     // A state saved for another training set is refused.
     let other = DeepAdmmConfig::new(Weights::Erm)
         .with_l2(0.0)
@@ -244,8 +242,7 @@ fn shirts() -> Option<(
 #[test]
 fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
-    use rankrisk::pauc::agd::AgdSbcdConfig;
-    use rankrisk::train::deep_sbcd::DeepSbcd;
+    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 
     let Some((task, batcher)) = shirts() else {
         return;
@@ -275,7 +272,10 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         };
         let s0 = score_all(&model);
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
-        let mut sbcd = DeepSbcd::new(AgdSbcdConfig::paper_deep(0.05, 0.5, 3), &labels).unwrap();
+        let mut sbcd = DeepSbcdConfig::new(0.05, 0.5)
+            .with_seed(3)
+            .init(&labels)
+            .unwrap();
         sbcd.init_duals(&s0).unwrap();
         for _ in 0..2 {
             let (m, v_n, rec) = sbcd.outer_step(model, &one, forward).unwrap();
@@ -305,10 +305,10 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
 #[test]
 fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
     use burn::tensor::{Tensor, TensorData};
-    use rankrisk::pauc::agd::{AgdSbcd, AgdSbcdConfig};
+    use rankrisk::pauc::agd::AgdSbcd;
     use rankrisk::pauc::linear::{Budget, LinearModel, agd_sbcd_linear};
     use rankrisk::pauc::sbcd::PairData;
-    use rankrisk::train::deep_sbcd::DeepSbcd;
+    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 
     let t = australian();
     let data = PairData::new(&t.x, &t.y, t.d).unwrap();
@@ -323,15 +323,17 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
     let labels: Vec<f64> = (0..n_pos + n_neg)
         .map(|i| if i < n_pos { 1.0 } else { -1.0 })
         .collect();
-    let cfg = AgdSbcdConfig {
-        t_scale: 3,
-        i: 10,
-        j: 20,
-        c: 10.0,
-        mu_scale: 1.0,
-        gamma_scale: 2.0,
-        ..AgdSbcdConfig::paper_linear(0.05, 0.5, 7)
-    };
+    // Appendix E.2's linear settings (paper_linear) at a small scale, for both sides.
+    let deep_cfg = DeepSbcdConfig::new(0.05, 0.5)
+        .with_t_scale(3)
+        .with_i(10)
+        .with_j(20)
+        .with_c(10.0)
+        .with_mu_scale(1.0)
+        .with_gamma_scale(2.0)
+        .with_seed(7)
+        .with_refresh_steps(0);
+    let cfg = deep_cfg.agd();
     let outer = 3;
     for kind in kinds() {
         let device: Device = autodiff_device(kind).unwrap();
@@ -349,7 +351,7 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         let all: Vec<usize> = (0..n_pos + n_neg).collect();
         let s0 = scores_to_cpu(forward(&model, &all, &device).unwrap()).unwrap();
         let one = Shards::one(device.clone());
-        let mut deep = DeepSbcd::new(cfg, &labels).unwrap();
+        let mut deep = deep_cfg.init(&labels).unwrap();
         deep.init_duals(&s0).unwrap();
         // The linear side, iteration by iteration, through the same core.
         let mut lin = LinearModel::new(&data);
@@ -410,18 +412,16 @@ mod resume {
     use super::*;
     use burn::optim::AdamConfig;
     use rankrisk::train::checkpoint;
-    use rankrisk::train::deep_admm::AdmmState;
     use rankrisk_datasets::batcher::TabularBatcher;
     use rankrisk_datasets::sampler::DualSampler;
     use serde::{Deserialize, Serialize};
     use std::path::Path;
     use std::sync::Arc;
 
-    /// Everything on the CPU a resumed run needs: the ADMM state, the sampler position and
-    /// the loop position.
+    /// What a resumed run needs on the CPU besides the objective's record: the sampler
+    /// position and the loop position.
     #[derive(Serialize, Deserialize)]
     struct LoopState {
-        admm: AdmmState,
         sampler: DualSampler,
         outer: usize,
         inner: usize,
@@ -451,12 +451,13 @@ mod resume {
             .init(&device);
         let optim = AdamConfig::new().init();
         let (mut model, mut anchor, mut optim, mut st) = if resume {
-            let (m, a, o, s): (_, _, _, LoopState) = checkpoint::load(dir, model, optim).unwrap();
-            admm.restore(s.admm.clone()).unwrap();
-            (m, a, o, s)
+            let loaded: checkpoint::Loaded<_, LoopState> =
+                checkpoint::load(dir, model, optim).unwrap();
+            // The objective's state travels as its Burn record (objective.bpk).
+            admm = admm.load_record(loaded.objective.unwrap()).unwrap();
+            (loaded.model, loaded.anchor, loaded.optim, loaded.state)
         } else {
             let st = LoopState {
-                admm: admm.state.clone(),
                 sampler: DualSampler::new(&positive, 64, 0.5, 11).unwrap(),
                 outer: 0,
                 inner: 0,
@@ -473,8 +474,8 @@ mod resume {
             let snapshot = Snapshot::of(anchor.as_ref().unwrap());
             while st.inner < INNER {
                 if stop == Some((st.outer, st.inner)) {
-                    st.admm = admm.state.clone();
-                    checkpoint::save(dir, &model, anchor.as_ref(), &optim, &st).unwrap();
+                    let record = Some(admm.clone().into_record());
+                    checkpoint::save(dir, &model, anchor.as_ref(), &optim, record, &st).unwrap();
                     return None;
                 }
                 let ids = st.sampler.next_batch();

@@ -1,8 +1,8 @@
 //! AGD-SBCD (papers/partial-auc-fpr-range-agd-sbcd.txt, Algorithms 1-2) once, for any model.
 //!
 //! [`AgdSbcd`] holds everything that does not depend on the model: the settings
-//! ([`AgdSbcdConfig`], with the presets [`AgdSbcdConfig::paper_linear`] and
-//! [`AgdSbcdConfig::paper_deep`]), the per-positive duals of both levels, the block sampler and
+//! ([`AgdSbcdConfig`], with the preset [`AgdSbcdConfig::paper_linear`]; the deep models'
+//! defaults are `train::deep_sbcd::DeepSbcdConfig`'s), the per-positive duals of both levels, the block sampler and
 //! the schedules of Appendix E.2 (`T_k = t_scale (k+1)^2`, `eta = c / ((k+1) N+ N-)`,
 //! `theta = c / ((k+1) N-)`, `mu = mu_scale / (N+ N-)`, `gamma = gamma_scale / (N+ N-)`).
 //! A model enters through [`SbcdModel`]: it scores a block at a point `v`, applies update (14)
@@ -91,24 +91,6 @@ impl AgdSbcdConfig {
         }
     }
 
-    /// Section 6.1 (deep models): mini-batches of 32 (I = J = 16), `T_k = 50 (k+1)^2`,
-    /// `mu = 1e3 / (N+ N-)`, `gamma = 1e3 / (N+ N-)` (tuned in {0.1, 1, 2} x 1e3), c = 0.1
-    /// (tuned in 1e-5..1), 30 batch-norm refresh passes. On Fashion-MNIST shirts-vs-rest with
-    /// an MLP, c = 1 diverges within two outer iterations while c = 0.1 lifts the training
-    /// pAUC[0.05, 0.5] from 0.35 to 0.88; the image run driver sets its own measured c.
-    pub fn paper_deep(alpha: f64, beta: f64, seed: u64) -> Self {
-        AgdSbcdConfig {
-            t_scale: 50,
-            c: 0.1,
-            mu_scale: 1e3,
-            gamma_scale: 1e3,
-            i: 16,
-            j: 16,
-            refresh_steps: 30,
-            ..Self::paper_linear(alpha, beta, seed)
-        }
-    }
-
     /// The dual step constant in use (`c_dual`, else `c`).
     pub fn dual_constant(&self) -> f64 {
         self.c_dual.unwrap_or(self.c)
@@ -174,6 +156,70 @@ pub struct SbcdState {
     pub k: usize,
     /// Position of the block sampler.
     pub sampler_step: u64,
+}
+
+impl SbcdState {
+    /// The state as named `f64` vectors, the form of the objectives' records: each level's
+    /// duals, their running sum and count, the outer iteration and the sampler's position (the
+    /// integers exactly: they stay below 2^53).
+    pub fn vectors(&self) -> Vec<(&'static str, Vec<f64>)> {
+        let (sum_m, count_m) = self.duals_m.average_parts();
+        let (sum_n, count_n) = self.duals_n.average_parts();
+        vec![
+            ("sbcd_lambda_m", self.duals_m.lambda.clone()),
+            ("sbcd_sum_m", sum_m.to_vec()),
+            ("sbcd_count_m", vec![count_m as f64]),
+            ("sbcd_lambda_n", self.duals_n.lambda.clone()),
+            ("sbcd_sum_n", sum_n.to_vec()),
+            ("sbcd_count_n", vec![count_n as f64]),
+            ("sbcd_k", vec![self.k as f64]),
+            ("sbcd_sampler_step", vec![self.sampler_step as f64]),
+        ]
+    }
+
+    /// The state back from [`SbcdState::vectors`]' form.
+    ///
+    /// # Errors
+    /// A message naming the vector that is missing, of another length than its partner, or
+    /// (for a count) not a whole number in `[0, 2^53]`.
+    pub fn from_vectors(vectors: Vec<(&'static str, Vec<f64>)>) -> Result<Self, String> {
+        let take = |name: &str| {
+            vectors
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| format!("no vector `{name}`"))
+        };
+        let whole = |name: String, v: Vec<f64>| match v.as_slice() {
+            [x] if *x >= 0.0 && *x <= 2f64.powi(53) && x.fract() == 0.0 => Ok(*x as u64),
+            _ => Err(format!(
+                "`{name}` is not one whole number in [0, 2^53]: {v:?}"
+            )),
+        };
+        let level = |l: &str| -> Result<DualState, String> {
+            let lambda = take(&format!("sbcd_lambda_{l}"))?;
+            let sum = take(&format!("sbcd_sum_{l}"))?;
+            if sum.len() != lambda.len() {
+                return Err(format!(
+                    "`sbcd_sum_{l}` holds {} values for {} duals",
+                    sum.len(),
+                    lambda.len()
+                ));
+            }
+            let count_name = format!("sbcd_count_{l}");
+            let count = whole(count_name.clone(), take(&count_name)?)?;
+            Ok(DualState::from_parts(lambda, sum, count))
+        };
+        let (duals_m, duals_n) = (level("m")?, level("n")?);
+        let k = whole("sbcd_k".into(), take("sbcd_k")?)?;
+        let sampler_step = whole("sbcd_sampler_step".into(), take("sbcd_sampler_step")?)?;
+        Ok(SbcdState {
+            duals_m,
+            duals_n,
+            k: usize::try_from(k).map_err(|e| format!("`sbcd_k`: {e}"))?,
+            sampler_step,
+        })
+    }
 }
 
 /// What an outer iteration reports.
@@ -547,5 +593,45 @@ impl AgdSbcd {
                 diagnostics,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sbcd_state_survives_its_vector_form_and_refuses_bad_counts() {
+        let mut duals_m = DualState::new(3, 0.25);
+        duals_m.accumulate();
+        duals_m.lambda[1] = -1.5e-7;
+        duals_m.accumulate();
+        let state = SbcdState {
+            duals_m,
+            duals_n: DualState::new(3, 2.0),
+            k: 4,
+            sampler_step: (1 << 40) + 3,
+        };
+        let back = SbcdState::from_vectors(state.vectors()).unwrap();
+        assert_eq!(back, state);
+        // A fractional or negative count, a missing vector, a sum of another length.
+        for (name, bad) in [
+            ("sbcd_k", vec![2.5]),
+            ("sbcd_count_m", vec![-1.0]),
+            ("sbcd_sampler_step", vec![1.0, 2.0]),
+            ("sbcd_sum_n", vec![0.0]),
+        ] {
+            let mut v = state.vectors();
+            v.iter_mut().find(|(n, _)| *n == name).unwrap().1 = bad;
+            let err = SbcdState::from_vectors(v).unwrap_err();
+            assert!(err.contains(name), "{err}");
+        }
+        let mut v = state.vectors();
+        v.retain(|(n, _)| *n != "sbcd_lambda_n");
+        assert!(
+            SbcdState::from_vectors(v)
+                .unwrap_err()
+                .contains("sbcd_lambda_n")
+        );
     }
 }

@@ -36,6 +36,16 @@ impl DualState {
         }
     }
 
+    /// The running sum and the count of the average (what a record stores besides `lambda`).
+    pub(crate) fn average_parts(&self) -> (&[f64], u64) {
+        (&self.sum, self.count)
+    }
+
+    /// A state from its parts, as [`DualState::average_parts`] gives them.
+    pub(crate) fn from_parts(lambda: Vec<f64>, sum: Vec<f64>, count: u64) -> Self {
+        DualState { lambda, sum, count }
+    }
+
     /// Start averaging afresh (Algorithm 1 averages over its own T iterations).
     pub fn reset_average(&mut self) {
         self.sum.iter_mut().for_each(|s| *s = 0.0);

@@ -1,8 +1,9 @@
 //! Training checkpoints: the model (burnpack, parameter ids kept so that the optimizer state
 //! matches), optionally a second copy of the model (the w-step's anchor `w_k`), the optimizer
-//! state (burnpack) and the CPU state of the objective and the loop (CBOR, which stores f64
-//! values as their 8 bytes; serde_json's default float parser can be one ulp off, which broke a
-//! bit-exact resume).
+//! state (burnpack), the objective's state as its Burn record (`objective.bpk`, burnpack:
+//! [`Objective::into_record`](crate::train::Objective::into_record)) and the CPU state of the
+//! loop (CBOR, which stores f64 values as their 8 bytes; serde_json's default float parser can
+//! be one ulp off, which broke a bit-exact resume).
 //!
 //! A checkpoint is written whole into `checkpoint.new/`, then swapped in by renames: the
 //! current `checkpoint/` becomes `checkpoint.prev/` and `checkpoint.new/` becomes
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
+use burn::store::ModuleRecord;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -37,6 +39,14 @@ pub enum TrainCheckpointError {
         /// What went wrong.
         reason: String,
     },
+    /// The objective's record.
+    #[error("objective state {path}: {reason}")]
+    Objective {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
     /// The CPU state file.
     #[error("training state {path}: {reason}")]
     State {
@@ -51,6 +61,7 @@ const MODEL: &str = "model.bpk";
 const ANCHOR: &str = "anchor.bpk";
 const OPTIM: &str = "optimizer.bpk";
 const STATE: &str = "state.cbor";
+const OBJECTIVE: &str = "objective.bpk";
 
 /// The sibling folder `checkpoint.<suffix>` of the checkpoint folder `dir`.
 fn sibling(dir: &Path, suffix: &str) -> PathBuf {
@@ -67,7 +78,9 @@ fn fs_error(path: &Path) -> impl Fn(std::io::Error) -> TrainCheckpointError + '_
     }
 }
 
-/// Write a checkpoint as the folder `dir` (see the module doc for the order of writes).
+/// Write a checkpoint as the folder `dir` (see the module doc for the order of writes): the
+/// model, the anchor if there is one, the optimizer, the objective's record if there is one
+/// and the loop's `state`.
 ///
 /// # Errors
 /// [`TrainCheckpointError`] naming the file that could not be written; the checkpoint that
@@ -77,6 +90,7 @@ pub fn save<M: Module, S: Serialize>(
     model: &M,
     anchor: Option<&M>,
     optim: &ModuleOptimizer,
+    objective: Option<ModuleRecord>,
     state: &S,
 ) -> Result<(), TrainCheckpointError> {
     let new = sibling(dir, "new");
@@ -98,6 +112,15 @@ pub fn save<M: Module, S: Serialize>(
         .save(&optim_path)
         .map_err(|e| optim_error(e.to_string()))?;
     checkpoint::write_checksum(&optim_path).map_err(|e| optim_error(e.to_string()))?;
+    if let Some(record) = objective {
+        let path = new.join(OBJECTIVE);
+        let error = |reason: String| TrainCheckpointError::Objective {
+            path: path.clone(),
+            reason,
+        };
+        record.save(&path).map_err(|e| error(e.to_string()))?;
+        checkpoint::write_checksum(&path).map_err(|e| error(e.to_string()))?;
+    }
     let state_path = new.join(STATE);
     let mut bytes = Vec::new();
     ciborium::into_writer(state, &mut bytes).map_err(|e| TrainCheckpointError::State {
@@ -130,8 +153,20 @@ fn current(dir: &Path) -> (PathBuf, Option<PathBuf>) {
     }
 }
 
-/// What [`load`] returns: model, anchor (if one was saved), optimizer, CPU state.
-pub type Loaded<M, S> = (M, Option<M>, ModuleOptimizer, S);
+/// What [`load`] returns.
+pub struct Loaded<M, S> {
+    /// The model.
+    pub model: M,
+    /// The anchor, if one was saved.
+    pub anchor: Option<M>,
+    /// The optimizer.
+    pub optim: ModuleOptimizer,
+    /// The objective's record, if one was saved (for
+    /// [`Objective::load_record`](crate::train::Objective::load_record)).
+    pub objective: Option<ModuleRecord>,
+    /// The loop's CPU state.
+    pub state: S,
+}
 
 /// Read the checkpoint in `dir` (or, when a kill between the renames of [`save`] left no
 /// `dir`, the previous one) into `model` (and a copy of it for the anchor) built with the
@@ -151,9 +186,12 @@ pub fn load<M: Module, S: DeserializeOwned>(
     let anchor_path = dir.join(ANCHOR);
     let optim_path = dir.join(OPTIM);
     let state_path = dir.join(STATE);
+    let objective_path = dir.join(OBJECTIVE);
     let mut files = vec![dir.join(MODEL), optim_path.clone(), state_path.clone()];
-    if anchor_path.is_file() {
-        files.push(anchor_path.clone());
+    for optional in [&anchor_path, &objective_path] {
+        if optional.is_file() {
+            files.push(optional.clone());
+        }
     }
     for f in &files {
         checkpoint::verify_checksum(f).map_err(|e| match (e, other) {
@@ -183,8 +221,24 @@ pub fn load<M: Module, S: DeserializeOwned>(
             path: optim_path.clone(),
             reason: checkpoint::undecodable(&e.to_string()),
         })?;
+    let objective = if objective_path.is_file() {
+        Some(
+            ModuleRecord::load(&objective_path).map_err(|e| TrainCheckpointError::Objective {
+                path: objective_path.clone(),
+                reason: checkpoint::undecodable(&e.to_string()),
+            })?,
+        )
+    } else {
+        None
+    };
     let state = decode_state(&state_path)?;
-    Ok((model, anchor, optim, state))
+    Ok(Loaded {
+        model,
+        anchor,
+        optim,
+        objective,
+        state,
+    })
 }
 
 /// Read only the CPU state of the checkpoint in `dir` (or the previous one, as [`load`]

@@ -105,6 +105,50 @@ impl StateVectors {
     }
 }
 
+/// The states of several objectives (one per task of a multi-label run; one for a binary
+/// run) as one record, each under its index (`0.sopa_thresholds`, `1.sopa_thresholds`, ...):
+/// what the run driver's checkpoints save as `objective.bpk`.
+pub(crate) fn states_record(states: &[State]) -> ModuleRecord {
+    let modules: Vec<StateVectors> = states.iter().map(|s| StateVectors::of(s)).collect();
+    modules.into_record()
+}
+
+/// Load `record` (of [`states_record`]) against the `current` states, which give the names
+/// and lengths that fit, and return the saved ones.
+///
+/// # Errors
+/// [`RecordMismatch`] naming `objective` for a record of another method, another number of
+/// tasks or another training set.
+pub(crate) fn load_states(
+    current: &[State],
+    objective: &'static str,
+    record: ModuleRecord,
+) -> Result<Vec<State>, RecordMismatch> {
+    let modules: Vec<StateVectors> = current.iter().map(|s| StateVectors::of(s)).collect();
+    let loaded = modules
+        .try_load_record(record)
+        .map_err(|e| RecordMismatch {
+            objective,
+            message: format!(
+                "{}: a record of another method, another number of tasks or another training set",
+                e.to_string()
+                    .trim_start_matches("Record validation error: ")
+                    .trim_start_matches("Record I/O error: ")
+            ),
+        })?;
+    if loaded.len() != current.len() {
+        return Err(RecordMismatch {
+            objective,
+            message: format!(
+                "it holds {} task states, this run has {}",
+                loaded.len(),
+                current.len()
+            ),
+        });
+    }
+    loaded.iter().map(|m| m.values(objective)).collect()
+}
+
 /// The container type the visitors see for each named vector.
 const CONTAINER: &str = "Struct:StateVectors";
 

@@ -223,7 +223,7 @@ fn corrupted_or_non_finite_checkpoints_are_refused() {
         rankrisk(&["train", path.to_str().unwrap()])
     };
     // A flipped byte in each file of the training checkpoint.
-    for file in ["model.bpk", "optimizer.bpk", "state.cbor"] {
+    for file in ["model.bpk", "optimizer.bpk", "objective.bpk", "state.cbor"] {
         let out = fresh(&format!("flip-{file}"));
         flip(&out.join("checkpoint").join(file));
         refused(&resume(&out), &["corrupted", file, "CRC-32"]);
@@ -252,6 +252,77 @@ fn corrupted_or_non_finite_checkpoints_are_refused() {
     refused(
         &rankrisk(&["eval", out.to_str().unwrap()]),
         &["non-finite", "best.bpk"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The test AUC of every evaluation point of a run's summary.
+fn test_aucs(out: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+    summary["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["test_auc"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_checkpoint_with_the_objective_in_state_cbor_still_resumes() {
+    if rankrisk_datasets::fetched::require("fashion-mnist").is_none() {
+        return;
+    }
+    let dir = scratch("legacy");
+    let ce = |epochs: usize, resume: bool| {
+        vec![
+            ("method", "\"ce\"".to_string()),
+            ("epochs", epochs.to_string()),
+            ("resume", resume.to_string()),
+        ]
+    };
+    let whole = dir.join("whole");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "whole", &whole, &ce(2, false))
+            .to_str()
+            .unwrap(),
+    ]));
+    // One pass, then its checkpoint as runs before 2026-11-26 wrote it: no objective.bpk, the
+    // objective's state (CE's: none) inside state.cbor.
+    let split = dir.join("split");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "split", &split, &ce(1, false))
+            .to_str()
+            .unwrap(),
+    ]));
+    let ckpt = split.join("checkpoint");
+    let no_record = dir.join("no-record");
+    copy_dir(&split, &no_record);
+    for d in [&ckpt, &no_record.join("checkpoint")] {
+        std::fs::remove_file(d.join("objective.bpk")).unwrap();
+        std::fs::remove_file(d.join("objective.bpk.crc32")).unwrap();
+    }
+    let state = ckpt.join("state.cbor");
+    let value: ciborium::Value =
+        ciborium::from_reader(&std::fs::read(&state).unwrap()[..]).unwrap();
+    let ciborium::Value::Map(mut entries) = value else {
+        panic!("state.cbor is not a map");
+    };
+    entries.push(("objective".into(), "Ce".into()));
+    let mut bytes = Vec::new();
+    ciborium::into_writer(&ciborium::Value::Map(entries), &mut bytes).unwrap();
+    std::fs::write(&state, bytes).unwrap();
+    rankrisk_models::checkpoint::write_checksum(&state).unwrap();
+    let resumed = config(&dir, "split2", &split, &ce(2, true));
+    ok(&rankrisk(&["train", resumed.to_str().unwrap()]));
+    assert_eq!(test_aucs(&whole), test_aucs(&split));
+    // Neither the record nor the old state: refused, naming the missing file.
+    let again = config(&dir, "no-record", &no_record, &ce(2, true));
+    refused(
+        &rankrisk(&["train", again.to_str().unwrap()]),
+        &["no objective state", "objective.bpk"],
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -19,6 +19,7 @@ use crate::train::run::config::{Method, RunConfig};
 use crate::train::run::error::{RunError, diverged, step_error};
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::run::prefetch::for_each_batch;
+use crate::train::state_record::State;
 
 /// The objectives trained one optimizer step per batch.
 #[derive(Debug, Clone)]
@@ -85,36 +86,52 @@ impl BatchObjective {
         })
     }
 
+    /// The objective behind the variant.
+    fn objective(&self) -> &dyn Objective {
+        match self {
+            BatchObjective::Ce(o) => o,
+            BatchObjective::Aucm(o) => o,
+            BatchObjective::Mb(o) => o,
+            BatchObjective::Sopa(o) => o,
+            BatchObjective::SopaS(o) => o,
+            BatchObjective::SotaS(o) => o,
+        }
+    }
+
+    /// The objective behind the variant, to step or to restore.
+    pub(crate) fn objective_mut(&mut self) -> &mut dyn Objective {
+        match self {
+            BatchObjective::Ce(o) => o,
+            BatchObjective::Aucm(o) => o,
+            BatchObjective::Mb(o) => o,
+            BatchObjective::Sopa(o) => o,
+            BatchObjective::SopaS(o) => o,
+            BatchObjective::SotaS(o) => o,
+        }
+    }
+
     fn batch_gradient(
         &mut self,
         scores: &[f64],
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
-        match self {
-            BatchObjective::Ce(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::Aucm(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::Mb(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::Sopa(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::SopaS(o) => o.batch_gradient(scores, labels, ids),
-            BatchObjective::SotaS(o) => o.batch_gradient(scores, labels, ids),
-        }
+        self.objective_mut().batch_gradient(scores, labels, ids)
     }
 
-    /// The state a checkpoint stores.
-    pub(crate) fn state(&self) -> ObjectiveState {
-        match self {
-            BatchObjective::Ce(_) => ObjectiveState::Ce,
-            BatchObjective::Aucm(o) => ObjectiveState::Aucm(o.clone()),
-            BatchObjective::Mb(o) => ObjectiveState::Mb(*o),
-            BatchObjective::Sopa(o) => ObjectiveState::Sopa(o.clone()),
-            BatchObjective::SopaS(o) => ObjectiveState::SopaS(o.clone()),
-            BatchObjective::SotaS(o) => ObjectiveState::SotaS(o.clone()),
-        }
+    /// The objective's state (named vectors): what `objective.bpk` of a checkpoint holds.
+    pub(crate) fn state(&self) -> State {
+        self.objective().state()
     }
 
-    /// Take the saved `state` if it is of this objective's kind.
-    pub(crate) fn restore(&mut self, state: ObjectiveState) -> bool {
+    /// The objective's display name (in record errors).
+    pub(crate) fn name(&self) -> &'static str {
+        self.objective().name()
+    }
+
+    /// Take the state of a checkpoint written before 2026-11-26 (`state.cbor`'s objective) if
+    /// it is of this objective's kind.
+    pub(crate) fn restore_legacy(&mut self, state: ObjectiveState) -> bool {
         let restored = match state {
             // CE has no state: it stays as it was built.
             ObjectiveState::Ce => match self {

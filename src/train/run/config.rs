@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::device::remote::DeviceSpec;
 use crate::metrics::RankRange;
 use crate::pauc::PaucError;
-use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
+use crate::train::deep_sbcd::DeepSbcdConfig;
 use crate::train::run::error::RunError;
 
 /// The training method. Written as on the command line (`sopa-s`, `sota-s`), so that a printed
@@ -135,7 +135,7 @@ impl RunConfig {
     /// Check every setting before any data is read or any step is taken: a budget of at least
     /// one pass, a batch of at least 2, a positive finite learning rate, `0 <= alpha < beta <=
     /// 1`, every float setting finite (whichever method reads it), and for AGD-SBCD the whole
-    /// [`AgdSbcdConfig`] under the run's keys (`c` is `lr`) (`rankrisk train --dry-run` runs
+    /// [`DeepSbcdConfig`] under the run's keys (`c` is `lr`) (`rankrisk train --dry-run` runs
     /// this; the step budget, which needs the training set's size, is
     /// [`RunConfig::step_budget`]).
     ///
@@ -161,7 +161,7 @@ impl RunConfig {
             }
         }
         if self.method == Method::Sbcd {
-            self.sbcd_config().validate(1).map_err(sbcd_setting)?;
+            self.sbcd_config().agd().validate(1).map_err(sbcd_setting)?;
         }
         self.validate_objective_settings()?;
         if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
@@ -267,22 +267,28 @@ impl RunConfig {
             })
     }
 
-    /// AGD-SBCD's settings for this run: [`AgdSbcdConfig::paper_deep`] with this run's range,
-    /// seed, constants and blocks of half a batch of each class.
-    pub fn sbcd_config(&self) -> AgdSbcdConfig {
-        let mut c = AgdSbcdConfig::paper_deep(self.alpha, self.beta, self.seed);
-        (c.c, c.t_scale, c.refresh_steps) = (self.lr, self.t_scale, self.refresh_steps);
-        (c.mu_scale, c.gamma_scale) = (self.mu_scale, self.gamma_scale);
-        (c.i, c.j) = (self.batch / 2, self.batch - self.batch / 2);
-        (c.c_dual, c.dual_init) = (self.c_dual, self.dual_init);
-        (c.dual_refresh, c.common_blocks) = (self.dual_refresh, self.common_blocks);
-        c
+    /// AGD-SBCD's settings for this run: [`DeepSbcdConfig`] with this run's range, seed,
+    /// constants and blocks of half a batch of each class.
+    pub fn sbcd_config(&self) -> DeepSbcdConfig {
+        DeepSbcdConfig::new(self.alpha, self.beta)
+            .with_c(self.lr)
+            .with_t_scale(self.t_scale)
+            .with_refresh_steps(self.refresh_steps)
+            .with_mu_scale(self.mu_scale)
+            .with_gamma_scale(self.gamma_scale)
+            .with_i(self.batch / 2)
+            .with_j(self.batch - self.batch / 2)
+            .with_seed(self.seed)
+            .with_c_dual(self.c_dual)
+            .with_dual_init(self.dual_init)
+            .with_dual_refresh(self.dual_refresh)
+            .with_common_blocks(self.common_blocks)
     }
 
     /// Defaults for `method`: 2 epochs, batch 32, FPR [0.05, 0.5], learning rates measured on
     /// Fashion-MNIST-LT with ResNet-20 (CE 1e-3 with Adam, AUC-M 0.1, MB 0.1), SOPA, SOPA-s and
     /// SOTA-s with Adam at LibAUC's default 1e-3 and LibAUC's loss defaults, AGD-SBCD with
-    /// [`AgdSbcdConfig::paper_deep`]'s c = 0.1 (with the exact dual start, on the 3,000-image
+    /// [`DeepSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image
     /// slice, 2 passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the
     /// earlier mean start c = 1 had been the better one).
     pub fn new(method: Method, out: PathBuf) -> Self {
@@ -292,7 +298,7 @@ impl RunConfig {
             batch: 32,
             lr: match method {
                 Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => 1e-3,
-                Method::Sbcd => AgdSbcdConfig::paper_deep(0.05, 0.5, 0).c,
+                Method::Sbcd => DeepSbcdConfig::new(0.05, 0.5).c,
                 _ => 0.1,
             },
             t_scale: 50,

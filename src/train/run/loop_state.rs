@@ -17,7 +17,10 @@ pub(super) struct LoopState {
     /// 2026-11-25).
     #[serde(default)]
     pub(super) data: Option<DataFingerprint>,
-    pub(super) objective: ObjectiveState,
+    /// The objective's state of checkpoints written before 2026-11-26; later ones save it as
+    /// the objective's Burn record, `objective.bpk`, and leave this out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) objective: Option<ObjectiveState>,
     pub(super) sampler: BatchSampler,
     pub(super) steps_done: usize,
     pub(super) history: Vec<EpochMetrics>,

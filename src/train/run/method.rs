@@ -6,17 +6,20 @@ use std::time::Instant;
 
 use burn::grad_clipping::GradientClippingConfig;
 use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
+use burn::store::ModuleRecord;
 use burn::tensor::Device;
 use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
 use rankrisk_models::checkpoint::first_non_finite;
 
 use crate::train::deep_sbcd::DeepSbcd;
+use crate::train::objective::TrainError;
 use crate::train::run::batches::{BatchObjective, batch_period};
 use crate::train::run::config::{Method, RunConfig};
 use crate::train::run::error::{RunError, diverged};
 use crate::train::run::evaluate::score_all;
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
+use crate::train::state_record::{State, load_states, states_record};
 
 /// Every non-SBCD method sees batches with this share of positives ([`DualSampler`]); AUC-M's
 /// `p` must be the positive share of what it averages over, so it is this share, not the
@@ -44,10 +47,7 @@ impl Trainer {
     pub fn new(cfg: &RunConfig, task_labels: &[Vec<f64>]) -> Result<Self, RunError> {
         if cfg.method == Method::Sbcd {
             return match task_labels {
-                [labels] => Ok(Trainer::Sbcd(Box::new(DeepSbcd::new(
-                    cfg.sbcd_config(),
-                    labels,
-                )?))),
+                [labels] => Ok(Trainer::Sbcd(Box::new(cfg.sbcd_config().init(labels)?))),
                 _ => Err(RunError::Setting {
                     key: "method",
                     message: format!(
@@ -130,24 +130,53 @@ impl Trainer {
         Ok(())
     }
 
-    /// The state a checkpoint stores (a single task's state as it is, several as
-    /// [`ObjectiveState::Tasks`]).
-    pub fn state(&self) -> ObjectiveState {
+    /// The method's state as one Burn record (one entry per task; AGD-SBCD's duals,
+    /// iteration and sampler position), what a checkpoint saves as `objective.bpk`.
+    pub fn record(&self) -> ModuleRecord {
+        states_record(&self.states())
+    }
+
+    /// The state of every task (named vectors).
+    fn states(&self) -> Vec<State> {
         match self {
-            Trainer::Batches(objectives) => match objectives.as_slice() {
-                [one] => one.state(),
-                many => ObjectiveState::Tasks(many.iter().map(BatchObjective::state).collect()),
-            },
-            Trainer::Sbcd(s) => ObjectiveState::Sbcd(s.state().clone()),
+            Trainer::Batches(objectives) => objectives.iter().map(BatchObjective::state).collect(),
+            Trainer::Sbcd(s) => vec![s.state().vectors()],
         }
     }
 
-    /// Continue from a checkpoint's state.
+    /// Continue from a checkpoint's `objective.bpk`.
+    ///
+    /// # Errors
+    /// [`RunError::Train`] naming the method for a record of another method, another number
+    /// of tasks or another training set.
+    pub fn load_record(&mut self, record: ModuleRecord) -> Result<(), RunError> {
+        let name = match self {
+            Trainer::Batches(objectives) => objectives.first().map_or("CE", BatchObjective::name),
+            Trainer::Sbcd(_) => "AGD-SBCD",
+        };
+        let saved = load_states(&self.states(), name, record).map_err(TrainError::from)?;
+        match self {
+            Trainer::Batches(objectives) => {
+                for (o, state) in objectives.iter_mut().zip(saved) {
+                    o.objective_mut().set_state(state)?;
+                }
+            }
+            Trainer::Sbcd(s) => {
+                for state in saved {
+                    s.set_vectors(state)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Continue from the objective state of a checkpoint written before 2026-11-26, which
+    /// `state.cbor` held.
     ///
     /// # Errors
     /// [`RunError::Pauc`] when AGD-SBCD's saved duals do not fit this training set,
     /// [`RunError::Setting`] for a checkpoint of another method or another number of tasks.
-    pub fn restore(&mut self, state: ObjectiveState) -> Result<(), RunError> {
+    pub fn restore_legacy(&mut self, state: ObjectiveState) -> Result<(), RunError> {
         let fits = match (self, state) {
             (Trainer::Sbcd(s), ObjectiveState::Sbcd(saved)) => {
                 s.restore(saved)?;
@@ -158,10 +187,10 @@ impl Trainer {
                     && objectives
                         .iter_mut()
                         .zip(saved)
-                        .all(|(o, state)| o.restore(state))
+                        .all(|(o, state)| o.restore_legacy(state))
             }
             (Trainer::Batches(objectives), saved) => match objectives.as_mut_slice() {
-                [one] => one.restore(saved),
+                [one] => one.restore_legacy(saved),
                 _ => false,
             },
             (Trainer::Sbcd(_), _) => false,

@@ -154,7 +154,6 @@ pub fn train_image_task<M: Scorer>(
             break;
         };
         st.steps_done += period.steps;
-        st.objective = trainer.state();
         st.dual_seconds += period.dual_seconds;
         st.train_seconds += start.elapsed().as_secs_f64();
         st.cpu_seconds += period.cpu_seconds;
@@ -175,7 +174,14 @@ pub fn train_image_task<M: Scorer>(
         st.eval_seconds += eval_start.elapsed().as_secs_f64();
         let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
-        checkpoint::save(&cfg.out.join("checkpoint"), &model, None, &optim, &st)?;
+        checkpoint::save(
+            &cfg.out.join("checkpoint"),
+            &model,
+            None,
+            &optim,
+            Some(trainer.record()),
+            &st,
+        )?;
         st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
     finish(st, &bar, cfg)
@@ -200,17 +206,31 @@ fn start_or_resume<M: Scorer>(
         let ckpt = cfg.out.join("checkpoint");
         let saved: LoopState = checkpoint::read_state(&ckpt)?;
         resume::check(&saved.config, saved.data.as_ref(), cfg, &data)?;
-        let (m, _, o, mut st): (M, Option<M>, _, LoopState) =
+        let loaded: checkpoint::Loaded<M, LoopState> =
             checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
+        let mut st = loaded.state;
+        match (loaded.objective, st.objective.take()) {
+            (Some(record), _) => trainer.load_record(record)?,
+            (None, Some(legacy)) => trainer.restore_legacy(legacy)?,
+            (None, None) => {
+                return Err(RunError::Setting {
+                    key: "resume",
+                    message: format!(
+                        "the checkpoint in {} holds no objective state (no objective.bpk): it \
+                         cannot continue this run (choose another out, or resume = false)",
+                        ckpt.display()
+                    ),
+                });
+            }
+        }
         (st.config, st.data) = (cfg.clone(), Some(data));
-        trainer.restore(st.objective.clone())?;
-        return Ok((m, o, st));
+        return Ok((loaded.model, loaded.optim, st));
     }
     trainer.start(&model, ctx)?;
     let st = LoopState {
         config: cfg.clone(),
         data: Some(data),
-        objective: trainer.state(),
+        objective: None,
         sampler: Trainer::sampler(cfg, task_labels)?,
         steps_done: 0,
         history: Vec::new(),
