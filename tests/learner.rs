@@ -96,6 +96,8 @@ fn run_sopa(
     }
     let result = training.launch(learner);
     assert!(result.error.is_none() && result.interrupted.is_none());
+    // The single-device strategy forks on one thread: no per-device pairs.
+    assert_eq!(objective.workers(), 1);
     let thresholds = objective.lock().state()[0].1.clone();
     Some((weights(&result.model.model), thresholds))
 }
@@ -233,5 +235,63 @@ fn the_learner_reports_auroc_and_pauc_and_keeps_the_best_by_pauc() {
     assert!(a > 0.5 && p > 0.0, "trained: AUROC {a}, pAUC {p}");
     let two_way = logged("two-way pAUC [tpr 0.8, fpr 0.2]");
     assert!((0.0..=1.0).contains(&two_way));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Any batch type through `LearnerBatch`: tabular rows (australian, built in) train an MLP
+/// (`Scorer<2>`) with SOTA-s under the Learner, whose AUROC is logged and whose state moved.
+#[test]
+fn the_learner_trains_on_tabular_rows() {
+    use burn::module::Module;
+    use rankrisk::metrics::auc::auc;
+    use rankrisk::train::SotaSConfig;
+    use rankrisk::train::learner::RankingMetric;
+    use rankrisk_datasets::batcher::{TabularBatch, TabularBatcher};
+    use rankrisk_models::Scorer;
+
+    let _one_at_a_time = SEEDING.lock().unwrap_or_else(|p| p.into_inner());
+    let mut set = rankrisk_datasets::load_builtin("australian").unwrap();
+    set.standardize();
+    let set = Arc::new(set);
+    let batcher = TabularBatcher::new(set.clone());
+    let device = autodiff_device(BackendKind::Ndarray).unwrap();
+    let ids: Vec<usize> = (0..set.n()).collect();
+    let loader = |ids: Vec<usize>| {
+        DataLoaderBuilder::new(batcher.clone())
+            .batch_size(64)
+            .set_device(device.clone())
+            .build(InMemDataset::new(ids))
+    };
+    device.seed(4);
+    let mlp = LinearScorerConfig::new(set.d)
+        .with_hidden(Some(8))
+        .init(&device);
+    let auc_of = |m: &LinearScorer| {
+        let b = batcher.try_batch(&ids, &device).unwrap();
+        auc(
+            &rankrisk::scores_to_cpu(m.valid().score(b.inputs)).unwrap(),
+            &set.y,
+        )
+        .unwrap()
+    };
+    let before = auc_of(&mlp);
+    let sota = SotaSConfig::new().init(&set.y).unwrap();
+    let model: ObjectiveModel<_, _, TabularBatch> = ObjectiveModel::new(mlp, sota);
+    let objective = model.objective.clone();
+    let learner = Learner::new(model, AdamConfig::new().init(), 1e-2);
+    let dir = std::env::temp_dir().join(format!("rankrisk-learner-tab-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = SupervisedTraining::new(&dir, loader(ids.clone()), loader(ids.clone()))
+        .num_epochs(10)
+        .metric_valid_numeric(RankingMetric::auroc())
+        .launch(learner);
+    assert!(result.error.is_none() && result.interrupted.is_none());
+    let moved = objective.lock().state();
+    assert!(moved.iter().any(|(_, v)| v.iter().any(|&x| x != 0.0)));
+    let after = auc_of(&result.model.model);
+    assert!(
+        after > 0.85 && after > before + 0.05,
+        "training AUROC {before} -> {after}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -380,7 +380,10 @@ fn burn_learner_multi_device_shares_one_objective_state() {
         )))
         .num_epochs(1)
         .launch(learner);
-    let mut seen = state.0.lock().unwrap().seen.clone();
+    // Each device's worker forked the module besides the main thread (the message about
+    // per-device pairs).
+    assert!(state.workers() > 2, "{} threads forked it", state.workers());
+    let mut seen = state.lock().seen.clone();
     seen.sort_unstable();
     assert_eq!(
         seen,

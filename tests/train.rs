@@ -642,7 +642,7 @@ fn deep_admm_runs_inside_burn_trains_learner() {
     let mut optim = Some(AdamConfig::new().init());
     for _ in 0..3 {
         let u = score_all(&model.model);
-        objective.0.lock().unwrap().outer_step(&u).unwrap();
+        objective.lock().outer_step(&u).unwrap();
         let loader = |seed| {
             DataLoaderBuilder::new(batcher.clone())
                 .batch_size(64)
@@ -660,6 +660,6 @@ fn deep_admm_runs_inside_burn_trains_learner() {
     let after = pauc(&score_all(&model.model), &labels, 0.05, 0.5).unwrap();
     eprintln!("Learner + deep ADMM: training pAUC[0.05, 0.5] {before:.4} -> {after:.4}");
     assert!(after > before + 0.2, "{before} -> {after}");
-    assert_eq!(objective.0.lock().unwrap().state.k, 3);
+    assert_eq!(objective.lock().state.k, 3);
     std::fs::remove_dir_all(&out).ok();
 }

@@ -51,6 +51,8 @@ pub struct TabularBatch {
     pub inputs: Tensor<2>,
     /// Labels in {-1, +1}: `[batch]`.
     pub labels: Tensor<1>,
+    /// The same labels on the CPU, for the objectives (no read-back needed).
+    pub targets: Vec<f64>,
     /// Sample ids, in batch order.
     pub ids: Vec<usize>,
     /// The labels as Burn's classification losses take them, 1 positive and 0 negative:
@@ -98,6 +100,7 @@ impl TabularBatcher {
             labels: Tensor::from_data(TensorData::new(y, [ids.len()]), device),
             classes: classes(&signs, device),
             sample_ids: id_tensor(ids, device),
+            targets: signs,
             ids: ids.to_vec(),
         })
     }

@@ -1,7 +1,9 @@
 //! rankrisk's objectives inside burn-train's `Learner` (`SupervisedTraining`): a module that
-//! wraps any image scorer and holds the objective. `TrainStep::step` scores the batch and
-//! returns the gradients of [`Objective::forward`]'s loss (the batch's labels and ids taken
-//! from its CPU copies, not read back); the Learner's optimizer does the
+//! wraps any scorer and holds the objective. The batch type is any [`LearnerBatch`] of the
+//! scorer (images, [`ImageBatch`], for a `Scorer<4>`; tabular rows, [`TabularBatch`], for a
+//! `Scorer<2>`; a user's own batch through the trait's three methods). `TrainStep::step`
+//! scores the batch and returns the gradients of [`Objective::forward`]'s loss (the batch's
+//! labels and ids taken from its CPU copies, not read back); the Learner's optimizer does the
 //! rest. Validation reports the mean logistic loss of the scores (the objective's state is
 //! left alone), and the steps' [`ScoreOutput`] feeds the ranking metrics of [`metrics`]
 //! (AUROC, pAUC over an FPR range, the two-way pAUC), by which the best checkpoint can be
@@ -19,8 +21,16 @@
 //! [`Interrupter`] (give [`ObjectiveModel::interrupter`] to
 //! `SupervisedTraining::with_interrupter`): the `LearningResult`'s interruption carries the
 //! objective's message, and [`ObjectiveModel::error`] returns it, instead of a panic.
+//!
+//! Under burn-train's multi-device strategy each device's step gets its own batch, and the
+//! pairs (or the CVaR and KL weights) of a pairwise objective form within that batch, not
+//! across the devices' batches as `rankrisk train --devices` pairs them; the objective's
+//! state stays one, shared by the devices' steps. A message says so on stderr when a second worker
+//! thread forks the module ([`SharedObjective::workers`]).
 
 use std::fmt;
+use std::io::Write;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use burn::module::{
@@ -30,7 +40,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::activation::softplus;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn::train::{InferenceStep, Interrupter, TrainOutput, TrainStep};
-use rankrisk_datasets::batcher::ImageBatch;
+use rankrisk_datasets::batcher::{ImageBatch, TabularBatch};
 use rankrisk_models::Scorer;
 
 use crate::train::objective::{Objective, TrainError, step_loss};
@@ -43,25 +53,70 @@ pub use metrics::{RankingMetric, ScoreOutput};
 /// An objective shared between the Learner's copies of the module (it clones and forks the
 /// module; the CPU state must stay one). As a Burn module it records the objective's state
 /// (through [`StateVectors`]) and never moves to a device.
-pub struct SharedObjective<O>(pub Arc<Mutex<O>>);
+pub struct SharedObjective<O> {
+    objective: Arc<Mutex<O>>,
+    /// The threads that forked the module: burn-train's multi-device strategies fork it on
+    /// each device's worker thread at every step, the single-device one once on the main
+    /// thread; a second thread means per-device pairs (said once).
+    workers: Arc<Mutex<Vec<std::thread::ThreadId>>>,
+}
 
 impl<O> SharedObjective<O> {
     /// Share `objective`.
     pub fn new(objective: O) -> Self {
-        SharedObjective(Arc::new(Mutex::new(objective)))
+        SharedObjective {
+            objective: Arc::new(Mutex::new(objective)),
+            workers: Arc::default(),
+        }
     }
 
     /// The objective (a panic in another holder leaves it usable: its state is plain data).
     pub fn lock(&self) -> MutexGuard<'_, O> {
-        self.0
+        self.objective
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
+impl<O> SharedObjective<O> {
+    /// How many threads have forked the module: 1 under burn-train's single-device strategy;
+    /// under its multi-device strategies, where pairs form per device, one per device's worker
+    /// besides the main thread.
+    pub fn workers(&self) -> usize {
+        self.workers.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+impl<O: Objective> SharedObjective<O> {
+    /// Note a fork on this thread; at the second thread (a multi-device strategy's worker),
+    /// say on stderr that pairs form per device.
+    fn forked(&self) {
+        let id = std::thread::current().id();
+        let mut seen = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(&id) {
+            return;
+        }
+        seen.push(id);
+        if seen.len() == 2 {
+            // A notice that cannot be written is dropped (never a panic).
+            let _ = writeln!(
+                std::io::stderr(),
+                "rankrisk: {} trains on several devices under burn-train's Learner: each \
+                 device's batch forms its own pairs (a batch of B samples over D devices pairs \
+                 within B / D), and the objective's state is shared; `rankrisk train --devices` \
+                 pairs across the devices' batches instead",
+                self.lock().name()
+            );
+        }
+    }
+}
+
 impl<O> Clone for SharedObjective<O> {
     fn clone(&self) -> Self {
-        SharedObjective(self.0.clone())
+        SharedObjective {
+            objective: self.objective.clone(),
+            workers: self.workers.clone(),
+        }
     }
 }
 
@@ -79,6 +134,7 @@ impl<O: Objective + Send + 'static> Module for SharedObjective<O> {
 
     /// Shared, not copied: every fork trains the one state.
     fn fork(self, _device: &Device) -> Self {
+        self.forked();
         self
     }
 
@@ -142,10 +198,58 @@ impl fmt::Debug for StepStop {
     }
 }
 
+/// A batch that [`ObjectiveModel`] trains model `M` on under the Learner: it scores itself
+/// with the model and keeps its labels and sample ids on the CPU (so that the step reads back
+/// only the scores). Implemented for [`ImageBatch`] with any `Scorer<4>` and [`TabularBatch`]
+/// with any `Scorer<2>`; a user's own batch type implements these three methods.
+pub trait LearnerBatch<M>: Clone + fmt::Debug + Send + 'static {
+    /// The model's score of each sample.
+    ///
+    /// # Shapes
+    /// - output: `[batch]` (training mode: the scores keep the autodiff graph)
+    fn score(&self, model: &M) -> Tensor<1>;
+
+    /// The labels, +1 for a positive and -1 (or 0) for a negative, in batch order.
+    fn labels(&self) -> &[f64];
+
+    /// Each sample's position in the training set (the objective's state index), in batch
+    /// order.
+    fn ids(&self) -> &[usize];
+}
+
+impl<M: Scorer<4>> LearnerBatch<M> for ImageBatch {
+    fn score(&self, model: &M) -> Tensor<1> {
+        model.score(self.inputs.clone())
+    }
+
+    fn labels(&self) -> &[f64] {
+        &self.targets
+    }
+
+    fn ids(&self) -> &[usize] {
+        &self.ids
+    }
+}
+
+impl<M: Scorer<2>> LearnerBatch<M> for TabularBatch {
+    fn score(&self, model: &M) -> Tensor<1> {
+        model.score(self.inputs.clone())
+    }
+
+    fn labels(&self) -> &[f64] {
+        &self.targets
+    }
+
+    fn ids(&self) -> &[usize] {
+        &self.ids
+    }
+}
+
 /// A scorer trained by an [`Objective`] under burn-train's Learner (`S` is the objective's
-/// [`SharedObjective`]).
+/// [`SharedObjective`], `B` the batch type, a [`LearnerBatch`] of `M`: [`ImageBatch`] unless
+/// the data loader gives another).
 #[derive(Module, Debug)]
-pub struct ObjectiveModel<M, S> {
+pub struct ObjectiveModel<M, S, B = ImageBatch> {
     /// The network.
     pub model: M,
     /// The objective, its state recorded with the network's weights.
@@ -153,10 +257,13 @@ pub struct ObjectiveModel<M, S> {
     /// Where a bad batch stops the run.
     #[module(skip)]
     stop: StepStop,
+    /// The batch type the steps take.
+    #[module(skip)]
+    batch: PhantomData<fn() -> B>,
 }
 
-impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static>
-    ObjectiveModel<M, SharedObjective<O>>
+impl<M: Module, O: Objective + Clone + fmt::Debug + Send + 'static, B>
+    ObjectiveModel<M, SharedObjective<O>, B>
 {
     /// Wrap `model` with `objective`.
     pub fn new(model: M, objective: O) -> Self {
@@ -164,6 +271,7 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static>
             model,
             objective: SharedObjective::new(objective),
             stop: StepStop::default(),
+            batch: PhantomData,
         }
     }
 
@@ -193,24 +301,27 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static>
     }
 }
 
-impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
-    for ObjectiveModel<M, SharedObjective<O>>
+impl<M, O, B> TrainStep for ObjectiveModel<M, SharedObjective<O>, B>
+where
+    M: Module + ModuleDisplay,
+    O: Objective + Clone + fmt::Debug + Send + 'static,
+    B: LearnerBatch<M>,
 {
-    type Input = ImageBatch;
+    type Input = B;
     type Output = ScoreOutput;
 
-    fn step(&self, batch: ImageBatch) -> TrainOutput<ScoreOutput> {
-        let scores = self.model.score(batch.inputs);
+    fn step(&self, batch: B) -> TrainOutput<ScoreOutput> {
+        let scores = batch.score(&self.model);
         // The batch's labels and ids are on the CPU already: only the scores are read back.
         let result = step_loss(
             &mut *self.objective.lock(),
             scores.clone(),
-            &batch.targets,
-            &batch.ids,
+            batch.labels(),
+            batch.ids(),
         );
         match result {
             Ok(loss) => {
-                let item = Self::outputs(scores, &batch.targets, loss.clone());
+                let item = Self::outputs(scores, batch.labels(), loss.clone());
                 TrainOutput::new(self, loss.backward(), item)
             }
             Err(e) => {
@@ -222,22 +333,34 @@ impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> TrainStep
                 let nan = Tensor::from_data(TensorData::new(vec![f32::NAN], [1]), &scores.device());
                 TrainOutput {
                     grads: GradientsParams::new(),
-                    item: Self::outputs(scores, &batch.targets, nan),
+                    item: Self::outputs(scores, batch.labels(), nan),
                 }
             }
         }
     }
 }
 
-impl<M: Scorer, O: Objective + Clone + fmt::Debug + Send + 'static> InferenceStep
-    for ObjectiveModel<M, SharedObjective<O>>
+impl<M, O, B> InferenceStep for ObjectiveModel<M, SharedObjective<O>, B>
+where
+    M: Module + ModuleDisplay,
+    O: Objective + Clone + fmt::Debug + Send + 'static,
+    B: LearnerBatch<M>,
 {
-    type Input = ImageBatch;
+    type Input = B;
     type Output = ScoreOutput;
 
-    fn step(&self, batch: ImageBatch) -> ScoreOutput {
-        let scores = self.model.score(batch.inputs);
-        let loss = softplus(scores.clone().neg() * batch.labels, 1.0).mean();
-        Self::outputs(scores, &batch.targets, loss)
+    /// The scores and their mean logistic loss `log(1 + exp(-y s))` (the objective's state
+    /// is left alone).
+    fn step(&self, batch: B) -> ScoreOutput {
+        let scores = batch.score(&self.model);
+        let signs: Vec<f32> = batch
+            .labels()
+            .iter()
+            .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let n = signs.len();
+        let signs = Tensor::<1>::from_data(TensorData::new(signs, [n]), &scores.device());
+        let loss = softplus(scores.clone().neg() * signs, 1.0).mean();
+        Self::outputs(scores, batch.labels(), loss)
     }
 }
