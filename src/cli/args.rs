@@ -1,173 +1,19 @@
 //! The command line's argument types: the flags of the examples and the keys of a `rankrisk
 //! train` config (one type each, so that both accept the same settings with the same
-//! defaults), and their translation into the library's settings ([`RunConfig`], the tasks).
+//! defaults): each image task's own flags, with the library's [`RunConfig`] flattened in as
+//! the run's settings, and the tasks they describe.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::device::backend::{BackendError, BackendKind};
 use crate::device::remote::DeviceSpec;
-use crate::pauc::sbcd::DualInit;
 use crate::tasks::chexpert::ChexpertTask;
 use crate::tasks::long_tailed::{LongTailedTask, LtData};
 use crate::tasks::tabular::TabularTask;
 use crate::tasks::{ImageTask, TaskError};
-use crate::train::run::{Method, RunConfig, RunSummary};
-
-/// The backend choice shared by every training command.
-#[derive(Debug, Clone, PartialEq, Args, Serialize)]
-pub struct BackendArg {
-    /// Backend: wgpu, ndarray, flex, or cuda / cuda:N in a build with the `cuda` feature
-    /// (default: $BURN_DEVICE, else flex).
-    #[arg(long)]
-    pub backend: Option<BackendKind>,
-}
-
-impl BackendArg {
-    /// The flag, else `BURN_DEVICE`, else the default backend.
-    ///
-    /// # Errors
-    /// [`BackendError`] for an unknown `BURN_DEVICE` value.
-    pub fn resolve(&self) -> Result<BackendKind, BackendError> {
-        match self.backend {
-            Some(kind) => Ok(kind),
-            None => BackendKind::from_env().map(Option::unwrap_or_default),
-        }
-    }
-}
-
-/// The flags every task shares: method, budget, FPR range, backend, seed, resume.
-#[derive(Debug, Clone, PartialEq, Args, Serialize)]
-pub struct TrainingArgs {
-    /// Training method. The default is SOTA-s, the one pAUC objective in the top group of test
-    /// pAUC[0.05, 0.5] on both full Fashion-MNIST-LT and MNIST-LT over three seeds; AGD-SBCD
-    /// (`sbcd`), the previous default, was last on both (docs/RESULTS.md).
-    #[arg(long, value_enum, default_value = "sota-s")]
-    pub method: Method,
-    /// Budget in passes over the training set.
-    #[arg(long, default_value_t = 2)]
-    pub epochs: usize,
-    /// Samples per step (the paper: 32).
-    #[arg(long, default_value_t = 32)]
-    pub batch: usize,
-    /// Learning rate (c of AGD-SBCD); default per method.
-    #[arg(long)]
-    pub lr: Option<f64>,
-    /// AGD-SBCD: `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
-    #[arg(long, default_value_t = 50)]
-    pub t_scale: usize,
-    /// AGD-SBCD: `mu = mu_scale / (N+ N-)` (paper: 1e3).
-    #[arg(long, default_value_t = 1e3)]
-    pub mu_scale: f64,
-    /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: tuned in {0.1, 1, 2} x 1e3).
-    #[arg(long, default_value_t = 1e3)]
-    pub gamma_scale: f64,
-    /// AGD-SBCD: training-mode forward passes after each AGD step that re-estimate the
-    /// batch-norm statistics for the new parameters.
-    #[arg(long, default_value_t = 30)]
-    pub bn_refresh: usize,
-    /// AGD-SBCD: dual step constant, `theta = c_dual / ((k+1) N-)` (default: the lr c, as
-    /// Algorithm 2's schedule).
-    #[arg(long)]
-    pub c_dual: Option<f64>,
-    /// AGD-SBCD: how the duals start (exact: eq. (19) at the initial model; mean: the pair
-    /// loss of the mean scores).
-    #[arg(long, value_enum, default_value = "exact")]
-    pub dual_init: DualInit,
-    /// AGD-SBCD: re-set the duals to eq. (19) before every outer iteration (one scoring pass
-    /// of the training set each).
-    #[arg(long)]
-    pub dual_refresh: bool,
-    /// AGD-SBCD: the m- and n-calls of an outer iteration draw the same blocks.
-    #[arg(long)]
-    pub common_blocks: bool,
-    /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores
-    /// (LibAUC's default).
-    #[arg(long, default_value_t = 1.0)]
-    pub margin: f64,
-    /// SOPA: step size of the per-positive thresholds (LibAUC's `eta`).
-    #[arg(long, default_value_t = 0.1)]
-    pub sopa_eta: f64,
-    /// SOPA-s, SOTA-s: KL weight over the negatives (LibAUC's `Lambda`).
-    #[arg(long, default_value_t = 1.0)]
-    pub dro_lambda: f64,
-    /// Clamp every gradient element to [-C, C] before the optimizer's update, as LibAUC's
-    /// optimizers do (C = 1; 2 for SOPAs); 0 turns it off. Default: 1 for SOPA (measured on
-    /// three seeds: at or above the unclamped runs), off for the other methods.
-    #[arg(long, value_name = "C")]
-    pub grad_clip: Option<f64>,
-    /// SOTA-s: KL weight over the positives (LibAUC's `tau`).
-    #[arg(long, default_value_t = 1.0)]
-    pub dro_tau: f64,
-    /// SOPA-s, SOTA-s: moving-average weight of the new batch (LibAUC's `gamma`).
-    #[arg(long, default_value_t = 0.9)]
-    pub dro_gamma: f64,
-    /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
-    /// (0: none).
-    #[arg(long, default_value_t = 2000)]
-    pub bootstrap: usize,
-    /// FPR range start.
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// FPR range end.
-    #[arg(long, default_value_t = 0.5)]
-    pub beta: f64,
-    /// Keep at most this many training images (evenly spaced, so the class profile stays;
-    /// 0 = all), for quick runs.
-    #[arg(long, default_value_t = 0)]
-    pub limit: usize,
-    /// The backend.
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub backend: BackendArg,
-    /// Data-parallel devices, comma-separated (`flex,flex`, `wgpu,flex`, `cuda:0,cuda:1`,
-    /// `flex,remote:ws://HOST:PORT` with the `remote` feature): each batch is split over them,
-    /// the objective's state stays one; the first, a backend of this machine, is the run's
-    /// backend (it overrides `--backend`).
-    #[arg(long, value_delimiter = ',')]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<DeviceSpec>,
-    /// Seed of the split, the initialization, the samplers and the augmentation.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Continue from the checkpoint in the output folder.
-    #[arg(long)]
-    pub resume: bool,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-}
-
-impl TrainingArgs {
-    /// The run settings for output folder `out`.
-    pub fn run_config(&self, out: &Path) -> RunConfig {
-        let mut cfg = RunConfig::new(self.method, out.to_path_buf());
-        cfg.epochs = self.epochs;
-        cfg.batch = self.batch;
-        if let Some(lr) = self.lr {
-            cfg.lr = lr;
-        }
-        (cfg.alpha, cfg.beta, cfg.seed) = (self.alpha, self.beta, self.seed);
-        (cfg.t_scale, cfg.mu_scale, cfg.gamma_scale) =
-            (self.t_scale, self.mu_scale, self.gamma_scale);
-        cfg.refresh_steps = self.bn_refresh;
-        (cfg.c_dual, cfg.dual_init) = (self.c_dual, self.dual_init);
-        (cfg.dual_refresh, cfg.common_blocks) = (self.dual_refresh, self.common_blocks);
-        (cfg.margin, cfg.sopa_eta) = (self.margin, self.sopa_eta);
-        (cfg.dro_lambda, cfg.dro_tau, cfg.dro_gamma) =
-            (self.dro_lambda, self.dro_tau, self.dro_gamma);
-        if let Some(c) = self.grad_clip {
-            cfg.grad_clip = (c != 0.0).then_some(c);
-        }
-        cfg.bootstrap = self.bootstrap;
-        cfg.devices = self.devices.clone();
-        cfg.resume = self.resume;
-        cfg.progress = !self.quiet;
-        cfg
-    }
-}
+use crate::train::run::{RunConfig, RunSummary};
 
 /// The flags of an image task: the task, the run's settings and the output folder.
 pub trait ImageArgs {
@@ -177,15 +23,18 @@ pub trait ImageArgs {
     /// The task these flags describe.
     fn task(&self) -> Self::Task;
 
-    /// The method, budget and run settings.
-    fn training(&self) -> &TrainingArgs;
+    /// The method, budget and run settings (the output folder is the task's flag).
+    fn training(&self) -> &RunConfig;
 
     /// The output folder.
     fn out(&self) -> &Path;
 
-    /// The run settings.
+    /// The run settings, writing into the task's output folder, with the per-method defaults
+    /// filled in.
     fn run_config(&self) -> RunConfig {
-        self.training().run_config(self.out())
+        let mut cfg = self.training().clone();
+        cfg.out = self.out().to_path_buf();
+        cfg.resolved()
     }
 
     /// Check the run's settings and the task's (files included), reading no data.
@@ -230,6 +79,10 @@ pub struct LongTailedArgs {
     /// most frequent one; 1 keeps every image).
     #[arg(long, default_value_t = 0.01)]
     pub imbalance: f64,
+    /// Keep at most this many training images (evenly spaced, so the class profile stays;
+    /// 0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub limit: usize,
     /// Keep at most this many test images (evenly spaced; 0 = all), for quick runs.
     #[arg(long, default_value_t = 0)]
     pub test_limit: usize,
@@ -240,7 +93,7 @@ pub struct LongTailedArgs {
     /// Method, budget and run settings.
     #[command(flatten)]
     #[serde(flatten)]
-    pub training: TrainingArgs,
+    pub training: RunConfig,
 }
 
 impl ImageArgs for LongTailedArgs {
@@ -252,13 +105,13 @@ impl ImageArgs for LongTailedArgs {
             data_dir: self.data_dir.clone(),
             positive: self.positive.clone(),
             imbalance: self.imbalance,
-            limit: self.training.limit,
+            limit: self.limit,
             test_limit: self.test_limit,
             seed: self.training.seed,
         }
     }
 
-    fn training(&self) -> &TrainingArgs {
+    fn training(&self) -> &RunConfig {
         &self.training
     }
 
@@ -286,13 +139,16 @@ pub struct ChexpertArgs {
     /// Image side in pixels.
     #[arg(long, default_value_t = 224)]
     pub size: usize,
+    /// Keep at most this many training images (evenly spaced; 0 = all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    pub limit: usize,
     /// Output folder.
     #[arg(long, default_value = "out/chexpert")]
     pub out: PathBuf,
     /// Method, budget and run settings.
     #[command(flatten)]
     #[serde(flatten)]
-    pub training: TrainingArgs,
+    pub training: RunConfig,
 }
 
 impl ImageArgs for ChexpertArgs {
@@ -304,12 +160,12 @@ impl ImageArgs for ChexpertArgs {
             task: self.task.clone(),
             pretrained: self.pretrained.clone(),
             size: self.size,
-            limit: self.training.limit,
+            limit: self.limit,
             seed: self.training.seed,
         }
     }
 
-    fn training(&self) -> &TrainingArgs {
+    fn training(&self) -> &RunConfig {
         &self.training
     }
 

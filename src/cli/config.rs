@@ -19,7 +19,6 @@ use serde_json::{Map, Value};
 use super::grid::{self, GridPoint};
 
 use crate::cli::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
-use crate::train::run::RunConfig;
 
 /// One run of a config: the task and its settings.
 #[derive(Debug, Clone, PartialEq, Subcommand, Serialize)]
@@ -329,15 +328,9 @@ pub(crate) fn resolve(run: &mut Run) -> Result<(), String> {
             .resolve()
             .map_err(|e| format!("backend: {e}"))?,
     );
-    let method_default = RunConfig::new(training.method, PathBuf::new());
-    training.lr.get_or_insert(method_default.lr);
-    training
-        .grad_clip
-        .get_or_insert(method_default.grad_clip.unwrap_or(0.0));
-    training
-        .run_config(Path::new(""))
-        .validate()
-        .map_err(|e| e.to_string())
+    *training = training.clone().resolved();
+    // Every run of a config is checked before the first one trains.
+    training.validate().map_err(|e| e.to_string())
 }
 
 /// The runs as a config file (TOML) that `rankrisk train` reads back to the same runs.

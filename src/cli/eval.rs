@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use burn::module::Module;
 use burn::tensor::Device;
 
-use crate::cli::args::{BackendArg, ImageArgs};
+use crate::cli::args::ImageArgs;
 use crate::cli::config::{Run, read_config};
 use crate::tasks::{ImageTask, seeded_device};
+use crate::train::run::BackendArg;
 use crate::train::run::{EvalReport, evaluate_model};
 
 use super::output::outln;

@@ -6,8 +6,8 @@ use std::net::TcpListener;
 
 use clap::Args;
 
-use crate::cli::args::BackendArg;
 use crate::device::remote::serve;
+use crate::train::run::BackendArg;
 
 /// Arguments of `rankrisk serve`.
 #[derive(Debug, Args)]

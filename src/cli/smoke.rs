@@ -11,12 +11,12 @@ use rankrisk_models::LinearScorerConfig;
 
 use clap::Args;
 
-use crate::cli::args::BackendArg;
 use crate::device::backend::{BackendError, BackendKind, autodiff_device};
 use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::math::loss::Loss;
 use crate::metrics::accuracy;
 use crate::train::objective::{ErmConfig, Objective, TrainError};
+use crate::train::run::BackendArg;
 
 use super::output::outln;
 

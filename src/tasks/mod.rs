@@ -107,7 +107,7 @@ pub trait ImageTask {
         let sets = self.build()?;
         let device = seeded_device(backend, cfg.seed)?;
         let model = self.model(&sets, &device)?;
-        if cfg.progress {
+        if !cfg.quiet {
             eprintln!("{}", self.describe(&sets, backend));
         }
         sets.train(model, &device, cfg)

@@ -289,7 +289,7 @@ fn a_checkpoint_with_the_objective_in_state_cbor_still_resumes() {
             .unwrap(),
     ]));
     // One pass, then its checkpoint as runs before 2026-11-26 wrote it: no objective.bpk, the
-    // objective's state (CE's: none) inside state.cbor.
+    // objective's state (CE's: none) inside state.cbor, the settings under their old names.
     let split = dir.join("split");
     ok(&rankrisk(&[
         "train",
@@ -311,6 +311,24 @@ fn a_checkpoint_with_the_objective_in_state_cbor_still_resumes() {
         panic!("state.cbor is not a map");
     };
     entries.push(("objective".into(), "Ce".into()));
+    // Its settings as they were named then: `refresh_steps`, `progress`, no clamp as none.
+    let mut renamed = 0;
+    for (key, value) in entries.iter_mut() {
+        if key.as_text() == Some("config")
+            && let ciborium::Value::Map(config) = value
+        {
+            for (k, v) in config.iter_mut() {
+                match k.as_text() {
+                    Some("bn_refresh") => *k = "refresh_steps".into(),
+                    Some("quiet") => (*k, *v) = ("progress".into(), true.into()),
+                    Some("grad_clip") => *v = ciborium::Value::Null,
+                    _ => continue,
+                }
+                renamed += 1;
+            }
+        }
+    }
+    assert_eq!(renamed, 3);
     let mut bytes = Vec::new();
     ciborium::into_writer(&ciborium::Value::Map(entries), &mut bytes).unwrap();
     std::fs::write(&state, bytes).unwrap();

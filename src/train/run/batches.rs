@@ -15,7 +15,7 @@ use crate::train::dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSC
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
-use crate::train::run::config::{Method, RunConfig};
+use crate::train::run::config::RunConfig;
 use crate::train::run::error::{RunError, diverged, step_error};
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::run::prefetch::for_each_batch;
@@ -39,51 +39,70 @@ pub(crate) enum BatchObjective {
 }
 
 impl BatchObjective {
-    /// The objective of `cfg.method` (not AGD-SBCD) for one task with `labels`; AUC-M's `p` is
-    /// `positive_share`, the share of positives in the batches it sees.
-    pub(crate) fn new(
+    /// Cross-entropy on the logit.
+    pub(crate) fn ce() -> Result<Self, RunError> {
+        Ok(BatchObjective::Ce(
+            ErmConfig::new().with_loss(Loss::Logistic).init()?,
+        ))
+    }
+
+    /// AUC-M for one task with `labels`, its `p` the share of positives in the batches it
+    /// sees, PESG's step `cfg.lr()`.
+    pub(crate) fn aucm(
         cfg: &RunConfig,
         labels: &[f64],
         positive_share: f64,
     ) -> Result<Self, RunError> {
-        Ok(match cfg.method {
-            Method::Ce => BatchObjective::Ce(ErmConfig::new().with_loss(Loss::Logistic).init()?),
-            Method::Aucm => BatchObjective::Aucm(
-                AucMConfig::new()
-                    .with_imratio(Some(positive_share))
-                    .with_lr(cfg.lr)
-                    .with_weight_decay(1e-4)
-                    .init(labels)?,
-            ),
-            Method::Mb => BatchObjective::Mb(
-                MiniBatchPaucConfig::new(cfg.alpha, cfg.beta)
-                    .with_loss(PairLoss::Logistic)
-                    .init()?,
-            ),
-            Method::Sopa => BatchObjective::Sopa(
-                SopaConfig::new(cfg.beta)
-                    .with_margin(cfg.margin)
-                    .with_eta(cfg.sopa_eta)
-                    .init(labels)?,
-            ),
-            Method::SopaS => BatchObjective::SopaS(
-                SopaSConfig::new()
-                    .with_lambda(cfg.dro_lambda)
-                    .with_gamma(cfg.dro_gamma)
-                    .with_margin(cfg.margin)
-                    .init(labels)?,
-            ),
-            Method::SotaS => BatchObjective::SotaS(
-                SotaSConfig::new()
-                    .with_lambda(cfg.dro_lambda)
-                    .with_tau(cfg.dro_tau)
-                    .with_gamma_u(cfg.dro_gamma)
-                    .with_gamma_v(cfg.dro_gamma)
-                    .with_margin(cfg.margin)
-                    .init(labels)?,
-            ),
-            Method::Sbcd => unreachable!("AGD-SBCD is not a batch objective"),
-        })
+        Ok(BatchObjective::Aucm(
+            AucMConfig::new()
+                .with_imratio(Some(positive_share))
+                .with_lr(cfg.lr())
+                .with_weight_decay(1e-4)
+                .init(labels)?,
+        ))
+    }
+
+    /// Mini-batch pAUC over the run's FPR range.
+    pub(crate) fn mb(cfg: &RunConfig) -> Result<Self, RunError> {
+        Ok(BatchObjective::Mb(
+            MiniBatchPaucConfig::new(cfg.alpha, cfg.beta)
+                .with_loss(PairLoss::Logistic)
+                .init()?,
+        ))
+    }
+
+    /// SOPA over FPR `[0, beta]`.
+    pub(crate) fn sopa(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
+        Ok(BatchObjective::Sopa(
+            SopaConfig::new(cfg.beta)
+                .with_margin(cfg.margin)
+                .with_eta(cfg.sopa_eta)
+                .init(labels)?,
+        ))
+    }
+
+    /// SOPA-s.
+    pub(crate) fn sopa_s(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
+        Ok(BatchObjective::SopaS(
+            SopaSConfig::new()
+                .with_lambda(cfg.dro_lambda)
+                .with_gamma(cfg.dro_gamma)
+                .with_margin(cfg.margin)
+                .init(labels)?,
+        ))
+    }
+
+    /// SOTA-s.
+    pub(crate) fn sota_s(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
+        Ok(BatchObjective::SotaS(
+            SotaSConfig::new()
+                .with_lambda(cfg.dro_lambda)
+                .with_tau(cfg.dro_tau)
+                .with_gamma_u(cfg.dro_gamma)
+                .with_gamma_v(cfg.dro_gamma)
+                .with_margin(cfg.margin)
+                .init(labels)?,
+        ))
     }
 
     /// The objective behind the variant.
@@ -252,7 +271,7 @@ pub(crate) fn batch_period<M: Scorer>(
             .map_err(step_error(step))?;
         let (g, grads) = (out.gradient, out.grads);
         loss_sum += g.loss;
-        model = Some(optim.step(ctx.cfg.lr, m, grads));
+        model = Some(optim.step(ctx.cfg.lr(), m, grads));
         step_ms.push(1e3 * started.elapsed().as_secs_f64());
         k += 1;
         ctx.bar.inc(1);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::device::backend::{BackendError, BackendKind};
 use crate::device::remote::DeviceSpec;
 use crate::metrics::RankRange;
 use crate::pauc::PaucError;
@@ -53,82 +54,164 @@ impl Method {
     }
 }
 
-/// Settings of an image training run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Settings of an image training run: the one settings type of the library, the command line
+/// (its fields are the flags of `cifar_lt`, `chexpert` and `rankrisk train`'s image runs,
+/// flattened into each task's flags) and the config files (the same names as keys), and what a
+/// checkpoint and `summary.json` record. The defaults are written once, here.
+///
+/// Two settings default per method and stay unset until [`RunConfig::resolved`] fills them:
+/// `lr` ([`RunConfig::lr`]) and `grad_clip` ([`RunConfig::clip`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct RunConfig {
-    /// Method.
+    /// Training method. The default is SOTA-s, the one pAUC objective in the top group of test
+    /// pAUC[0.05, 0.5] on both full Fashion-MNIST-LT and MNIST-LT over three seeds; AGD-SBCD
+    /// (`sbcd`), the previous default, was last on both (docs/RESULTS.md).
+    #[arg(long, value_enum, default_value = "sota-s")]
     pub method: Method,
-    /// Budget in epochs (passes of `n` samples).
+    /// Budget in passes over the training set.
+    #[arg(long, default_value_t = 2)]
     pub epochs: usize,
-    /// Samples per step (half positives, half negatives).
+    /// Samples per step (half positives, half negatives; the paper: 32).
+    #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// Learning rate (c of AGD-SBCD).
-    pub lr: f64,
+    /// Learning rate (c of AGD-SBCD); default per method ([`RunConfig::lr`]).
+    #[arg(long)]
+    pub lr: Option<f64>,
     /// AGD-SBCD: `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
+    #[arg(long, default_value_t = 50)]
     pub t_scale: usize,
     /// AGD-SBCD: `mu = mu_scale / (N+ N-)` (paper: 1e3).
+    #[arg(long, default_value_t = 1e3)]
     pub mu_scale: f64,
-    /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: {0.1, 1, 2} x 1e3).
+    /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: tuned in {0.1, 1, 2} x 1e3).
+    #[arg(long, default_value_t = 1e3)]
     pub gamma_scale: f64,
-    /// AGD-SBCD: forward passes that re-estimate batch-norm statistics after each AGD step.
-    pub refresh_steps: usize,
-    /// AGD-SBCD: dual step constant (None: `lr`, as Algorithm 2).
+    /// AGD-SBCD: training-mode forward passes after each AGD step that re-estimate the
+    /// batch-norm statistics for the new parameters (`refresh_steps` in records written before
+    /// 2026-11-26).
+    #[arg(long, default_value_t = 30)]
+    #[serde(alias = "refresh_steps")]
+    pub bn_refresh: usize,
+    /// AGD-SBCD: dual step constant, `theta = c_dual / ((k+1) N-)` (default: the lr c, as
+    /// Algorithm 2's schedule).
+    #[arg(long)]
     #[serde(default)]
     pub c_dual: Option<f64>,
-    /// AGD-SBCD: how the duals start.
+    /// AGD-SBCD: how the duals start (exact: eq. (19) at the initial model; mean: the pair
+    /// loss of the mean scores).
+    #[arg(long, value_enum, default_value = "exact")]
     #[serde(default)]
     pub dual_init: DualInit,
-    /// AGD-SBCD: re-set the duals to eq. (19) before every outer iteration.
+    /// AGD-SBCD: re-set the duals to eq. (19) before every outer iteration (one scoring pass
+    /// of the training set each).
+    #[arg(long)]
     #[serde(default)]
     pub dual_refresh: bool,
-    /// AGD-SBCD: the m- and n-calls draw the same blocks.
+    /// AGD-SBCD: the m- and n-calls of an outer iteration draw the same blocks.
+    #[arg(long)]
     #[serde(default)]
     pub common_blocks: bool,
-    /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores.
+    /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores
+    /// (LibAUC's default).
+    #[arg(long, default_value_t = defaults::margin())]
     #[serde(default = "defaults::margin")]
     pub margin: f64,
-    /// SOPA: step size of the per-positive thresholds.
+    /// SOPA: step size of the per-positive thresholds (LibAUC's `eta`).
+    #[arg(long, default_value_t = defaults::sopa_eta())]
     #[serde(default = "defaults::sopa_eta")]
     pub sopa_eta: f64,
-    /// SOPA-s, SOTA-s: KL weight over the negatives (lambda).
+    /// SOPA-s, SOTA-s: KL weight over the negatives (LibAUC's `Lambda`).
+    #[arg(long, default_value_t = defaults::dro_lambda())]
     #[serde(default = "defaults::dro_lambda")]
     pub dro_lambda: f64,
-    /// Clamp every gradient element to `[-c, c]` before the optimizer's update (`None`: no
-    /// clamping). LibAUC's SOPA, SOPAs, SOTAs and PESG optimizers clamp at 1 (SOPAs at 2).
-    /// Default: 1 for SOPA, where three seeds on full Fashion-MNIST-LT (2 passes) measured it
-    /// at or above the unclamped run (test pAUC 0.9846 (0.0053) against 0.9813 (0.0028): +0.0041,
-    /// 0 and +0.0058 per seed, paired p = 0.04, 1, 0.0005); none for the other methods, where it
-    /// was not measured. A saved config without the key (runs before this default) reads as
-    /// none, as they were trained.
-    #[serde(default)]
+    /// Clamp every gradient element to [-C, C] before the optimizer's update, as LibAUC's
+    /// optimizers do (C = 1; 2 for SOPAs); 0 turns it off. Default ([`RunConfig::clip`]): 1
+    /// for SOPA, where three seeds on full Fashion-MNIST-LT (2 passes) measured it at or above
+    /// the unclamped run (test pAUC 0.9846 (0.0053) against 0.9813 (0.0028): +0.0041, 0 and
+    /// +0.0058 per seed, paired p = 0.04, 1, 0.0005); off for the other methods, where it was
+    /// not measured. A saved config without the key, or with none (runs before this default),
+    /// reads as off, as they were trained.
+    #[arg(long, value_name = "C")]
+    #[serde(
+        default = "defaults::no_clip",
+        deserialize_with = "defaults::clip_or_off"
+    )]
     pub grad_clip: Option<f64>,
-    /// SOTA-s: KL weight over the positives (tau).
+    /// SOTA-s: KL weight over the positives (LibAUC's `tau`).
+    #[arg(long, default_value_t = defaults::dro_tau())]
     #[serde(default = "defaults::dro_tau")]
     pub dro_tau: f64,
-    /// SOPA-s, SOTA-s: moving-average weight of the new batch.
+    /// SOPA-s, SOTA-s: moving-average weight of the new batch (LibAUC's `gamma`).
+    #[arg(long, default_value_t = defaults::dro_gamma())]
     #[serde(default = "defaults::dro_gamma")]
     pub dro_gamma: f64,
-    /// Stratified bootstrap resamples of the test pAUC's interval at every evaluation point
+    /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
     /// (0: none).
+    #[arg(long, default_value_t = defaults::bootstrap())]
     #[serde(default = "defaults::bootstrap")]
     pub bootstrap: usize,
-    /// Data-parallel devices (the model lives on the run's device, the first of them, a backend
-    /// of this machine; each batch is split over all of them, remote ones included; the
-    /// objective's state stays one); empty or one entry: one device.
-    #[serde(default)]
-    pub devices: Vec<DeviceSpec>,
     /// FPR range start.
+    #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
     /// FPR range end.
+    #[arg(long, default_value_t = 0.5)]
     pub beta: f64,
-    /// Seed of the samplers.
+    /// The backend.
+    #[command(flatten)]
+    #[serde(flatten, default)]
+    pub backend: BackendArg,
+    /// Data-parallel devices, comma-separated (`flex,flex`, `wgpu,flex`, `cuda:0,cuda:1`,
+    /// `flex,remote:ws://HOST:PORT` with the `remote` feature): each batch is split over them,
+    /// the objective's state stays one; the first, a backend of this machine, is the run's
+    /// backend (it overrides `--backend`) and holds the model; empty or one entry: one device.
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceSpec>,
+    /// Seed of the split, the initialization, the samplers and the augmentation.
+    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Output folder (metrics, plots, checkpoint).
+    /// Output folder (metrics, plots, checkpoint): each task's `--out` flag sets it (it is
+    /// left out of the task's saved flags, which hold the task's own `out`).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "is_unset")]
     pub out: PathBuf,
-    /// Continue from the checkpoint in `out`.
+    /// Continue from the checkpoint in the output folder.
+    #[arg(long)]
+    #[serde(default)]
     pub resume: bool,
-    /// Show a progress bar.
-    pub progress: bool,
+    /// No progress bar or messages (`progress = false` in records written before
+    /// 2026-11-26, which read as shown).
+    #[arg(long)]
+    #[serde(default)]
+    pub quiet: bool,
+}
+
+/// An output folder not set yet (the run settings inside a task's flags).
+fn is_unset(out: &std::path::Path) -> bool {
+    out.as_os_str().is_empty()
+}
+
+/// The backend choice shared by every training command.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args, Serialize, Deserialize)]
+pub struct BackendArg {
+    /// Backend: wgpu, ndarray, flex, or cuda / cuda:N in a build with the `cuda` feature
+    /// (default: $BURN_DEVICE, else flex).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<BackendKind>,
+}
+
+impl BackendArg {
+    /// The flag, else `BURN_DEVICE`, else the default backend.
+    ///
+    /// # Errors
+    /// [`BackendError`] for an unknown `BURN_DEVICE` value.
+    pub fn resolve(&self) -> Result<BackendKind, BackendError> {
+        match self.backend {
+            Some(kind) => Ok(kind),
+            None => BackendKind::from_env().map(Option::unwrap_or_default),
+        }
+    }
 }
 
 impl RunConfig {
@@ -144,8 +227,9 @@ impl RunConfig {
     pub fn validate(&self) -> Result<(), RunError> {
         let bad = |key, message: String| Err(RunError::Setting { key, message });
         self.validate_budget()?;
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad("lr", format!("must be a positive number, got {}", self.lr));
+        let lr = self.lr();
+        if !(lr.is_finite() && lr > 0.0) {
+            return bad("lr", format!("must be a positive number, got {lr}"));
         }
         if let Err(e) = RankRange::from_fpr(self.alpha, self.beta, 1) {
             return bad("alpha, beta", e.to_string());
@@ -236,9 +320,12 @@ impl RunConfig {
             }
         }
         if let Some(c) = self.grad_clip
-            && !(c.is_finite() && c > 0.0)
+            && !(c.is_finite() && c >= 0.0)
         {
-            return bad("grad_clip", format!("must be positive, got {c}"));
+            return bad(
+                "grad_clip",
+                format!("must be positive, got {c} (0 turns clamping off)"),
+            );
         }
         Ok(())
     }
@@ -271,9 +358,9 @@ impl RunConfig {
     /// constants and blocks of half a batch of each class.
     pub fn sbcd_config(&self) -> DeepSbcdConfig {
         DeepSbcdConfig::new(self.alpha, self.beta)
-            .with_c(self.lr)
+            .with_c(self.lr())
             .with_t_scale(self.t_scale)
-            .with_refresh_steps(self.refresh_steps)
+            .with_refresh_steps(self.bn_refresh)
             .with_mu_scale(self.mu_scale)
             .with_gamma_scale(self.gamma_scale)
             .with_i(self.batch / 2)
@@ -285,45 +372,48 @@ impl RunConfig {
             .with_common_blocks(self.common_blocks)
     }
 
-    /// Defaults for `method`: 2 epochs, batch 32, FPR [0.05, 0.5], learning rates measured on
-    /// Fashion-MNIST-LT with ResNet-20 (CE 1e-3 with Adam, AUC-M 0.1, MB 0.1), SOPA, SOPA-s and
-    /// SOTA-s with Adam at LibAUC's default 1e-3 and LibAUC's loss defaults, AGD-SBCD with
-    /// [`DeepSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image
-    /// slice, 2 passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the
-    /// earlier mean start c = 1 had been the better one).
-    pub fn new(method: Method, out: PathBuf) -> Self {
-        RunConfig {
-            method,
-            epochs: 2,
-            batch: 32,
-            lr: match method {
-                Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => 1e-3,
-                Method::Sbcd => DeepSbcdConfig::new(0.05, 0.5).c,
-                _ => 0.1,
-            },
-            t_scale: 50,
-            mu_scale: 1e3,
-            gamma_scale: 1e3,
-            refresh_steps: 30,
-            c_dual: None,
-            dual_init: DualInit::Exact,
-            dual_refresh: false,
-            common_blocks: false,
-            margin: defaults::margin(),
-            sopa_eta: defaults::sopa_eta(),
-            dro_lambda: defaults::dro_lambda(),
-            grad_clip: (method == Method::Sopa).then_some(1.0),
-            dro_tau: defaults::dro_tau(),
-            dro_gamma: defaults::dro_gamma(),
-            bootstrap: defaults::bootstrap(),
-            devices: Vec::new(),
-            alpha: 0.05,
-            beta: 0.5,
-            seed: 0,
-            out,
-            resume: false,
-            progress: true,
+    /// The learning rate: the setting, else the method's default: CE 1e-3 with Adam (as the
+    /// paper trains it), SOPA, SOPA-s and SOTA-s with Adam at LibAUC's default 1e-3, AUC-M
+    /// and MB 0.1 (measured on Fashion-MNIST-LT with ResNet-20), AGD-SBCD
+    /// [`DeepSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image slice, 2
+    /// passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the earlier mean
+    /// start c = 1 had been the better one).
+    pub fn lr(&self) -> f64 {
+        self.lr.unwrap_or(match self.method {
+            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => 1e-3,
+            Method::Sbcd => DeepSbcdConfig::new(0.05, 0.5).c,
+            Method::Aucm | Method::Mb => 0.1,
+        })
+    }
+
+    /// The gradient clamp in use: the setting (0: none), else 1 for SOPA and none for the
+    /// other methods.
+    pub fn clip(&self) -> Option<f64> {
+        match self.grad_clip {
+            None => (self.method == Method::Sopa).then_some(1.0),
+            Some(c) => (c != 0.0).then_some(c),
         }
+    }
+
+    /// These settings with the per-method defaults written in (`lr`, `grad_clip`: 0 for
+    /// none), as a run's folder keeps them.
+    pub fn resolved(mut self) -> Self {
+        self.lr = Some(self.lr());
+        self.grad_clip = Some(self.clip().unwrap_or(0.0));
+        self
+    }
+
+    /// The defaults of the command line for `method`, resolved, writing into `out`.
+    pub fn new(method: Method, out: PathBuf) -> Self {
+        use clap::FromArgMatches;
+        // No arguments: every flag at its default, which parses (tests/cli.rs checks them).
+        let mut cfg = <Self as clap::Args>::augment_args(clap::Command::new("run"))
+            .no_binary_name(true)
+            .try_get_matches_from(std::iter::empty::<String>())
+            .and_then(|matches| Self::from_arg_matches(&matches))
+            .unwrap_or_else(|e| unreachable!("the flags' defaults parse: {e}"));
+        (cfg.method, cfg.out) = (method, out);
+        cfg.resolved()
     }
 }
 
@@ -372,5 +462,14 @@ mod defaults {
     /// pROC's default number of bootstrap resamples.
     pub fn bootstrap() -> usize {
         2000
+    }
+    /// A saved config without `grad_clip`: no clamping, as those runs trained.
+    pub fn no_clip() -> Option<f64> {
+        Some(0.0)
+    }
+    /// A saved `grad_clip` of none: no clamping (0), as those runs trained.
+    pub fn clip_or_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        use serde::Deserialize;
+        Ok(Some(Option::<f64>::deserialize(d)?.unwrap_or(0.0)))
     }
 }

@@ -45,19 +45,17 @@ impl Trainer {
     /// # Errors
     /// [`RunError`] for settings the objective refuses; AGD-SBCD with several tasks.
     pub fn new(cfg: &RunConfig, task_labels: &[Vec<f64>]) -> Result<Self, RunError> {
-        if cfg.method == Method::Sbcd {
-            return match task_labels {
-                [labels] => Ok(Trainer::Sbcd(Box::new(cfg.sbcd_config().init(labels)?))),
-                _ => Err(RunError::Setting {
-                    key: "method",
-                    message: format!(
-                        "AGD-SBCD trains one task; a multi-label run ({} tasks) takes ce, aucm, \
-                         mb, sopa, sopa-s or sota-s",
-                        task_labels.len()
-                    ),
-                }),
-            };
-        }
+        // The one dispatch on the method: AGD-SBCD, or the objective each task gets.
+        type Build = fn(&RunConfig, &[f64], f64) -> Result<BatchObjective, RunError>;
+        let build: Build = match cfg.method {
+            Method::Sbcd => return Self::sbcd(cfg, task_labels),
+            Method::Ce => |_, _, _| BatchObjective::ce(),
+            Method::Aucm => BatchObjective::aucm,
+            Method::Mb => |cfg, _, _| BatchObjective::mb(cfg),
+            Method::Sopa => |cfg, labels, _| BatchObjective::sopa(cfg, labels),
+            Method::SopaS => |cfg, labels, _| BatchObjective::sopa_s(cfg, labels),
+            Method::SotaS => |cfg, labels, _| BatchObjective::sota_s(cfg, labels),
+        };
         let objectives = task_labels
             .iter()
             .map(|labels| {
@@ -67,10 +65,28 @@ impl Trainer {
                     1 => POSITIVE_SHARE,
                     _ => labels.iter().filter(|&&y| y > 0.0).count() as f64 / labels.len() as f64,
                 };
-                BatchObjective::new(cfg, labels, share)
+                build(cfg, labels, share)
             })
             .collect::<Result<_, _>>()?;
         Ok(Trainer::Batches(objectives))
+    }
+
+    /// AGD-SBCD for a single task's `task_labels`.
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] for several tasks; the config's refusal.
+    fn sbcd(cfg: &RunConfig, task_labels: &[Vec<f64>]) -> Result<Self, RunError> {
+        match task_labels {
+            [labels] => Ok(Trainer::Sbcd(Box::new(cfg.sbcd_config().init(labels)?))),
+            _ => Err(RunError::Setting {
+                key: "method",
+                message: format!(
+                    "AGD-SBCD trains one task; a multi-label run ({} tasks) takes ce, aucm, mb, \
+                     sopa, sopa-s or sota-s",
+                    task_labels.len()
+                ),
+            }),
+        }
     }
 
     /// The sampler of the run: balanced batches of one task's labels ([`DualSampler`], the
@@ -102,9 +118,7 @@ impl Trainer {
     /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
     /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
-        let clip = cfg
-            .grad_clip
-            .map(|c| GradientClippingConfig::Value(c as f32));
+        let clip = cfg.clip().map(|c| GradientClippingConfig::Value(c as f32));
         match cfg.method {
             Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => {
                 AdamConfig::new().with_grad_clipping(clip).init()

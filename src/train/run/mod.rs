@@ -44,14 +44,14 @@ use crate::train::run::point::Points;
 use crate::train::run::record::{curves_plot, say, write_metrics};
 use crate::train::run::resume::{DataFingerprint, SetFingerprint};
 
-pub use config::{Method, RunConfig};
+pub use config::{BackendArg, Method, RunConfig};
 pub use error::RunError;
 pub use evaluate::{EvalReport, TaskEval, evaluate_model, score_all};
 pub use record::{Candidate, EpochMetrics, RunSummary, TaskFigures};
 
-/// The progress bar of a run (hidden when `cfg.progress` is off).
+/// The progress bar of a run (hidden when `cfg.quiet`).
 fn progress_bar(cfg: &RunConfig, budget: usize, done: usize) -> ProgressBar {
-    if !cfg.progress {
+    if cfg.quiet {
         return ProgressBar::hidden();
     }
     let b = ProgressBar::new(budget as u64);
@@ -252,7 +252,7 @@ fn finish(st: LoopState, bar: &ProgressBar, cfg: &RunConfig) -> Result<RunSummar
     if st.dual_seconds > 0.0 {
         say(
             bar,
-            cfg.progress,
+            !cfg.quiet,
             format!(
                 "dual re-estimation: {:.1} s of the training time",
                 st.dual_seconds
@@ -261,7 +261,7 @@ fn finish(st: LoopState, bar: &ProgressBar, cfg: &RunConfig) -> Result<RunSummar
     }
     say(
         bar,
-        cfg.progress,
+        !cfg.quiet,
         format!(
             "time: {:.1} s training, {:.1} s evaluation, {:.1} s checkpoints and metrics files",
             st.train_seconds, st.eval_seconds, st.checkpoint_seconds

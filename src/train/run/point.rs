@@ -180,7 +180,7 @@ impl<'a> Points<'a> {
             .collect();
         let path = cfg.out.join("roc.png");
         if let Err(e) = roc_plot(&path, &curves, roc.set, (cfg.alpha, cfg.beta)) {
-            say(self.bar, cfg.progress, format!("no ROC plot: {e}"));
+            say(self.bar, !cfg.quiet, format!("no ROC plot: {e}"));
         }
         write_scores(&cfg.out, roc.set, scores, &roc.labels, &roc.names)
             .map_err(RunError::output(&cfg.out))
@@ -198,7 +198,7 @@ impl<'a> Points<'a> {
         };
         say(
             self.bar,
-            self.cfg.progress,
+            !self.cfg.quiet,
             format!(
                 "epoch {} ({:.2} passes): loss {:.4}, val AUC {:.4} pAUC {:.4}, test AUC {:.4} pAUC {:.4}, {:.1} s training (scoring {scoring:.1} s){extra}",
                 rec.epoch,

@@ -152,14 +152,14 @@ mod tests {
         let a = RunConfig::new(Method::Ce, "out/a".into());
         let mut b = a.clone();
         assert!(differences(&a, &b, &FREE_ON_RESUME).is_empty());
-        (b.batch, b.lr, b.out, b.progress, b.epochs) = (64, 0.5, "out/b".into(), false, 9);
+        (b.batch, b.lr, b.out, b.quiet, b.epochs) = (64, Some(0.5), "out/b".into(), true, 9);
         b.grad_clip = Some(2.0);
         let d = differences(&a, &b, &FREE_ON_RESUME);
         assert_eq!(
             d,
             vec![
                 "batch: 32 then, 64 now".to_string(),
-                "grad_clip: unset then, 2.0 now".to_string(),
+                "grad_clip: 0.0 then, 2.0 now".to_string(),
                 "lr: 0.001 then, 0.5 now".to_string(),
             ]
         );
