@@ -9,9 +9,9 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::args::ChexpertArgs;
-use rankrisk::cli::config::Run;
-use rankrisk::cli::train::run_example;
+use rankrisk::experiments::args::ChexpertArgs;
+use rankrisk::experiments::launch::run_example;
+use rankrisk::experiments::plan::Run;
 
 #[derive(Parser)]
 #[command(about = "DenseNet121 on a CheXpert task, pAUC by AGD-SBCD (or CE, AUC-M, MB)")]

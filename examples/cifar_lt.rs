@@ -10,9 +10,9 @@
 //! ```
 
 use clap::Parser;
-use rankrisk::cli::args::LongTailedArgs;
-use rankrisk::cli::config::Run;
-use rankrisk::cli::train::run_example;
+use rankrisk::experiments::args::LongTailedArgs;
+use rankrisk::experiments::launch::run_example;
+use rankrisk::experiments::plan::Run;
 
 #[derive(Parser)]
 #[command(

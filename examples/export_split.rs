@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use rankrisk::cli::args::{ImageArgs, LongTailedArgs};
+use rankrisk::experiments::args::{ImageArgs, LongTailedArgs};
 use rankrisk::tasks::ImageTask;
 use rankrisk_datasets::ImageSource;
 use rankrisk_datasets::batcher::ImageBatcher;

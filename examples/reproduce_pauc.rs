@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Parser;
-use rankrisk::cli::fit_pauc::{FitPaucArgs, FitPaucReport, fit};
-use rankrisk::cli::linear_data::DataArgs;
+use rankrisk::experiments::fit_pauc::{FitPaucArgs, FitPaucReport, fit};
+use rankrisk::experiments::linear_data::DataArgs;
 use rankrisk::pauc::PairLoss;
 use rankrisk::plot::{Series, two_panel_curves};
 

@@ -40,7 +40,7 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use rankrisk::admm::RhoSchedule;
 use rankrisk::admm::linear::{self, AdmmConfig, LinearData};
-use rankrisk::cli::linear_data::{DataArgs, load_parts};
+use rankrisk::experiments::linear_data::{DataArgs, load_parts};
 use rankrisk::loss::Loss;
 use rankrisk::pdprox::baselines::{self, Baseline, BaselineRun, tuned, tuned_over};
 use rankrisk::pdprox::{

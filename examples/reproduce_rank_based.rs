@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Parser;
-use rankrisk::cli::fit_linear::{FitLinearArgs, FitLinearReport, fit};
-use rankrisk::cli::fit_pdprox::{LossSpec, PdproxArgs, RegSpec};
-use rankrisk::cli::linear_data::DataArgs;
+use rankrisk::experiments::fit_linear::{FitLinearArgs, FitLinearReport, fit};
+use rankrisk::experiments::fit_pdprox::{LossSpec, PdproxArgs, RegSpec};
+use rankrisk::experiments::linear_data::DataArgs;
 use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::weights::Weights;

@@ -6,7 +6,7 @@
 //! `cargo run --release --example tabular -- [--seed 0] [--sets australian,phoneme]`
 
 use clap::Parser;
-use rankrisk::cli::args::TabularArgs;
+use rankrisk::experiments::args::TabularArgs;
 use rankrisk::tasks::report::markdown;
 
 #[derive(Parser)]

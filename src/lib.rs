@@ -51,11 +51,12 @@
 //!    baselines), [`pdprox`] (the primal-dual prox method for non-smooth convex problems);
 //! 4. [`train`]: the objectives for Burn models and the image run driver;
 //! 5. [`tasks`]: data sets with their models, ready to run;
-//! 6. [`cli`]: the command line.
+//! 6. [`experiments`]: runs as the command line and the examples describe them (settings,
+//!    config files, launches, linear fits); the binary's `cli` module adds the subcommands.
 
 pub mod admm;
-pub mod cli;
 pub mod device;
+pub mod experiments;
 pub mod math;
 pub mod metrics;
 pub mod pauc;

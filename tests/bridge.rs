@@ -121,7 +121,7 @@ fn bridge_refuses_bad_gradients_and_scores() {
 #[test]
 fn smoke_run_lowers_the_loss_on_cpu_backends() {
     for kind in [BackendKind::Ndarray, BackendKind::Flex] {
-        let r = rankrisk::cli::smoke::run(kind, "australian", 30, 0.05).unwrap();
+        let r = rankrisk::experiments::smoke::run(kind, "australian", 30, 0.05).unwrap();
         assert!(
             r.final_loss < 0.6 * r.initial_loss.max(0.5),
             "{kind}: {r:?}"

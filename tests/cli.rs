@@ -596,8 +596,8 @@ fn fit_pauc_writes_json_and_refuses_bad_input() {
 
 mod train_config {
     use super::rankrisk;
-    use rankrisk::cli::config::{Run, parse_config, parse_plan, to_toml};
-    use rankrisk::cli::train::DEFAULT_CONFIG;
+    use rankrisk::experiments::launch::DEFAULT_CONFIG;
+    use rankrisk::experiments::plan::{Run, parse_config, parse_plan, to_toml};
     use std::process::Output;
 
     /// `rankrisk train --dry-run` on a config file `c.toml` holding `text`, in a scratch folder
@@ -707,11 +707,15 @@ mod train_config {
             ("task = \"chexpert\"\n", "data_dir"),
         ];
         for (text, needle) in cases {
-            let err = parse_config(text, false, "cfg.toml").unwrap_err();
+            let err = parse_config(text, false, "cfg.toml")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
             assert!(err.starts_with("cfg.toml"), "{err}");
         }
-        let err = parse_config("{\"task\": ", true, "cfg.json").unwrap_err();
+        let err = parse_config("{\"task\": ", true, "cfg.json")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("cfg.json"), "{err}");
     }
 
@@ -794,7 +798,7 @@ mod train_config {
             ),
         ];
         for (text, needle) in cases {
-            let err = parse_plan(text, false, "cfg.toml").unwrap_err();
+            let err = parse_plan(text, false, "cfg.toml").unwrap_err().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
             assert!(err.starts_with("cfg.toml: run 1"), "{err}");
         }
@@ -939,8 +943,8 @@ mod train_config {
 #[test]
 fn argument_defaults_equal_the_command_lines() {
     use clap::Parser;
-    use rankrisk::cli::fit_pdprox::PdproxArgs;
-    use rankrisk::cli::linear_data::DataArgs;
+    use rankrisk::experiments::fit_pdprox::PdproxArgs;
+    use rankrisk::experiments::linear_data::DataArgs;
 
     #[derive(Parser)]
     struct Wrap {

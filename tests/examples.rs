@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rankrisk::cli::args::{ImageArgs, LongTailedArgs};
-use rankrisk::cli::config::{Run, parse_config};
+use rankrisk::experiments::args::{ImageArgs, LongTailedArgs};
+use rankrisk::experiments::plan::{Run, parse_config};
 use rankrisk::tasks::ImageTask;
 use rankrisk::tasks::long_tailed::LtData;
 use rankrisk::train::run::{EvalReport, RunSummary};

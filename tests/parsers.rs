@@ -444,8 +444,8 @@ fn image_and_label_readers_never_panic() {
 
 #[test]
 fn config_parsers_never_panic() {
-    use rankrisk::cli::config::parse_plan;
-    use rankrisk::cli::train::DEFAULT_CONFIG;
+    use rankrisk::experiments::launch::DEFAULT_CONFIG;
+    use rankrisk::experiments::plan::parse_plan;
     let json = r#"{"run": [{"task": "long-tailed", "method": "sbcd", "lr": [0.1, 0.3],
         "positive": [3], "epochs": 2, "out": "o"}, {"task": "tabular", "sets": ["australian"]}]}"#;
     for (text, is_json) in [(DEFAULT_CONFIG.as_bytes(), false), (json.as_bytes(), true)] {

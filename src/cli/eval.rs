@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use burn::module::Module;
 use burn::tensor::Device;
 
-use crate::cli::args::ImageArgs;
-use crate::cli::config::{Run, read_config};
-use crate::tasks::{ImageTask, seeded_device};
-use crate::train::run::BackendArg;
-use crate::train::run::{EvalReport, evaluate_model};
+use rankrisk::experiments::args::ImageArgs;
+use rankrisk::experiments::plan::{Run, read_config};
+use rankrisk::tasks::{ImageTask, seeded_device};
+use rankrisk::train::run::BackendArg;
+use rankrisk::train::run::{EvalReport, evaluate_model};
 
 use super::output::outln;
 

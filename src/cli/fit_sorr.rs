@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::fit_pauc::{check_divergence, pair};
 use super::output::outln;
-use crate::cli::linear_data::{DataArgs, load_parts};
+use rankrisk::experiments::fit_pauc::{check_divergence, pair};
+use rankrisk::experiments::linear_data::{DataArgs, load_parts};
 
 /// Arguments of `rankrisk fit-sorr`.
 #[derive(Debug, Clone, Args)]
@@ -21,7 +21,7 @@ pub struct FitSorrArgs {
     pub range: String,
     /// Individual loss (logistic in the paper).
     #[arg(long, default_value = "logistic")]
-    pub loss: crate::math::loss::Loss,
+    pub loss: rankrisk::math::loss::Loss,
     /// Solver: agd (Algorithm 2 with Algorithm 3), dca (constant steps), dca-changing.
     #[arg(long, default_value = "agd")]
     pub solver: String,
@@ -77,7 +77,7 @@ pub struct FitSorrReport {
     /// Linear model.
     pub w: Vec<f64>,
     /// History.
-    pub history: Vec<crate::pauc::sorr::SorrRecord>,
+    pub history: Vec<rankrisk::pauc::sorr::SorrRecord>,
 }
 
 /// Run `fit-sorr`.
@@ -85,9 +85,9 @@ pub struct FitSorrReport {
 /// # Errors
 /// A message for the user.
 pub fn run(args: &FitSorrArgs) -> Result<(), String> {
-    use crate::pauc::sorr::{DcaSteps, SorrConfig, SorrProblem, agd_sorr, dca_sorr};
+    use rankrisk::pauc::sorr::{DcaSteps, SorrConfig, SorrProblem, agd_sorr, dca_sorr};
     if let Some(path) = &args.json {
-        super::paths::check_output(path, "--json", &args.input.files())?;
+        rankrisk::experiments::paths::check_output(path, "--json", &args.input.files())?;
     }
     for (flag, value) in [
         ("--c", args.c),
@@ -177,7 +177,7 @@ pub fn run(args: &FitSorrArgs) -> Result<(), String> {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let acc = |t: &rankrisk_datasets::Tabular| crate::metrics::accuracy(&t.scores(&w), &t.y);
+    let acc = |t: &rankrisk_datasets::Tabular| rankrisk::metrics::accuracy(&t.scores(&w), &t.y);
     let objective = problem.objective(&w).map_err(|e| e.to_string())?;
     let start_objective = problem.objective(&w0).map_err(|e| e.to_string())?;
     check_divergence(&solver, start_objective, objective, "--c or --lr")?;

@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::metrics::MetricError;
-use crate::metrics::auc::pauc;
-use crate::metrics::bootstrap::pauc_replicates;
-use crate::metrics::ci::{
+use rankrisk::metrics::MetricError;
+use rankrisk::metrics::auc::pauc;
+use rankrisk::metrics::bootstrap::pauc_replicates;
+use rankrisk::metrics::ci::{
     Bootstrap, DeLong, Interval, PairedTest, compare_replicates, interval_of_replicates,
 };
-use crate::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
+use rankrisk::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
 
 use super::output::outln;
 
@@ -329,7 +329,7 @@ fn read_table(args: &MetricsArgs) -> Result<Table, String> {
 /// Compute every figure of the file. Each metric sorts each column once,
 /// `O(n log n)` for `n` rows; the pAUC's bootstrap draws its resamples once for all columns
 /// and pairs and evaluates each from the sorted columns by counts, `O(n log n + B n)`
-/// ([`crate::metrics::bootstrap`]).
+/// ([`rankrisk::metrics::bootstrap`]).
 ///
 /// # Errors
 /// A message for an unreadable or malformed file, one class only, or a bad range or level.
@@ -421,7 +421,7 @@ fn interval(i: &Interval) -> String {
 /// As [`report`]; an unwritable JSON file.
 pub fn run(args: &MetricsArgs) -> Result<(), String> {
     if let Some(path) = &args.json {
-        super::paths::check_output(path, "--json", &[args.input.as_path()])?;
+        rankrisk::experiments::paths::check_output(path, "--json", &[args.input.as_path()])?;
     }
     let r = report(args)?;
     let pct = 100.0 * r.bootstrap.level;

@@ -9,26 +9,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub mod args;
-pub mod config;
 pub mod eval;
-pub mod fit_linear;
-pub mod fit_pauc;
-pub mod fit_pdprox;
 pub mod fit_sorr;
-pub mod grid;
-pub mod linear_data;
+pub mod fits;
 pub mod metrics;
 pub mod output;
-pub mod paths;
 pub mod pava;
 pub mod serve;
-pub mod smoke;
 pub mod train;
 
-use crate::device::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
-use crate::device::remote::DeviceSpec;
 use output::outln;
+use rankrisk::device::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
+use rankrisk::device::remote::DeviceSpec;
 
 /// Rank-based losses and partial-AUC objectives on Burn (wgpu, ndarray, flex).
 #[derive(Debug, Parser)]
@@ -47,9 +39,9 @@ pub enum Command {
     /// Solve the z-subproblem (10) by the refined PAVA for a JSON input (format: docs/GUIDE.md).
     Pava(pava::PavaArgs),
     /// Fit a rank-based objective on a linear model (ADMM, sADMM, SGD, LSVRG, DCA, Pdprox).
-    FitLinear(Box<fit_linear::FitLinearArgs>),
+    FitLinear(Box<rankrisk::experiments::fit_linear::FitLinearArgs>),
     /// Maximize the partial AUC over an FPR range for a linear model (AGD-SBCD or a baseline).
-    FitPauc(Box<fit_pauc::FitPaucArgs>),
+    FitPauc(Box<rankrisk::experiments::fit_pauc::FitPaucArgs>),
     /// Minimize the sum of ranked range (SoRR) loss for a linear model (AGD or DCA).
     FitSorr(Box<fit_sorr::FitSorrArgs>),
     /// Train from a TOML/JSON config (image tasks, tabular sets); without a config, the
@@ -66,7 +58,7 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Forward/backward smoke run: the linear scorer with the logistic loss through the
     /// surrogate bridge on a built-in tabular set.
-    Smoke(smoke::SmokeArgs),
+    Smoke(fits::SmokeArgs),
 }
 
 /// Run the parsed command line; returns the process exit code.
@@ -74,10 +66,10 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Info => info(),
         Command::Pava(args) => pava::run(&args),
-        Command::FitLinear(args) => fit_linear::run(&args),
-        Command::FitPauc(args) => fit_pauc::run(&args),
+        Command::FitLinear(args) => fits::run_fit_linear(&args),
+        Command::FitPauc(args) => fits::run_fit_pauc(&args),
         Command::FitSorr(args) => fit_sorr::run(&args),
-        Command::Smoke(args) => smoke::run_command(&args),
+        Command::Smoke(args) => fits::run_smoke(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::run(&args),

@@ -3,10 +3,10 @@
 
 use clap::Args;
 
-use crate::math::loss::Loss;
-use crate::math::pava;
-use crate::math::spec::SpecError;
-use crate::math::weights::Weights;
+use rankrisk::math::loss::Loss;
+use rankrisk::math::pava;
+use rankrisk::math::spec::SpecError;
+use rankrisk::math::weights::Weights;
 
 use super::output::outln;
 

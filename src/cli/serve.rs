@@ -6,8 +6,8 @@ use std::net::TcpListener;
 
 use clap::Args;
 
-use crate::device::remote::serve;
-use crate::train::run::BackendArg;
+use rankrisk::device::remote::serve;
+use rankrisk::train::run::BackendArg;
 
 /// Arguments of `rankrisk serve`.
 #[derive(Debug, Args)]

@@ -1,26 +1,21 @@
 //! `rankrisk train`: the trainings of the examples from a TOML or JSON config file (read by
-//! [`super::config`]), or the built-in default. The resolved config (every setting, defaults
-//! filled in, the backend resolved) is printed before training and saved as `config.toml` in
-//! each image run's output folder, where `rankrisk eval` finds it and where `--resume` checks
-//! that the run continues with the same settings. A grid's points run one after the other and
-//! the point with the best validation pAUC is reported.
+//! `rankrisk::experiments::plan`), or the built-in default. The resolved config (every setting,
+//! defaults filled in, the backend resolved) is printed before training and saved as
+//! `config.toml` in each image run's output folder, where `rankrisk eval` finds it and where
+//! `--resume` checks that the run continues with the same settings. A grid's points run one
+//! after the other and the point with the best validation pAUC is reported.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
+use rankrisk::experiments::grid::{self, GridRun};
+use rankrisk::experiments::launch::{
+    check_inputs, data_label, default_plan, row, run_image, run_one,
+};
+use rankrisk::experiments::plan::{Run, read_plan, to_toml};
+use rankrisk::tasks::report::{ResultRow, markdown};
 
-use super::config::{Planned, Run, parse_plan, read_config, read_plan, resolve, to_toml};
-use super::grid::{self, GridRun};
 use super::output::outln;
-
-use crate::cli::args::ImageArgs;
-use crate::tasks::ImageTask;
-use crate::tasks::report::{ResultRow, markdown};
-use crate::train::checkpoint::RunLock;
-use crate::train::run::{RunSummary, resume};
-
-/// The built-in default config (tabular sets, and Fashion-MNIST-LT when fetched).
-pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 
 /// Arguments of `rankrisk train`.
 #[derive(Debug, Args)]
@@ -33,37 +28,6 @@ pub struct TrainArgs {
     /// config and stop.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// Check what a run needs before it starts, the same for `--dry-run` and a real run (each
-/// task's one validation, which its run calls again): an image run's settings, data folders
-/// and files, and that its output folder can be written; a tabular run's settings and data
-/// set names.
-fn check_inputs(run: &Run) -> Result<(), String> {
-    match run {
-        Run::LongTailed(a) => {
-            a.validate().map_err(|e| e.to_string())?;
-            super::paths::check_folder(&a.out, "out")
-        }
-        Run::Chexpert(a) => {
-            a.validate().map_err(|e| e.to_string())?;
-            super::paths::check_folder(&a.out, "out")
-        }
-        Run::Tabular(a) => a.task().validate().map_err(|e| e.to_string()),
-    }
-}
-
-/// The built-in default's runs; the Fashion-MNIST-LT ones only when that data is fetched.
-fn default_plan() -> Result<Vec<Planned>, String> {
-    let mut plan = parse_plan(DEFAULT_CONFIG, false, "built-in default")?;
-    if rankrisk_datasets::fetched::item("fashion-mnist").is_none() {
-        eprintln!(
-            "note: Fashion-MNIST is not fetched (bash datasets/fetch-test-data.sh), so the \
-             default runs the tabular sets only"
-        );
-        plan.retain(|p| !matches!(p.run, Run::LongTailed(_)));
-    }
-    Ok(plan)
 }
 
 /// Run every configured training and print the results table. A grid's points run one after
@@ -89,7 +53,7 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
     let mut rows: Vec<ResultRow> = Vec::new();
     let mut points: Vec<GridRun> = Vec::new();
     for (i, planned) in plan.iter().enumerate() {
-        let at = |e: String| match &planned.grid {
+        let at = |e: rankrisk::experiments::ExperimentError| match &planned.grid {
             Some(m) => format!(
                 "{origin}: run {} (grid point {}): {e}",
                 planned.table + 1,
@@ -128,134 +92,4 @@ pub fn run(args: &TrainArgs) -> Result<(), String> {
     }
     outln!("{}", markdown(&rows))?;
     Ok(())
-}
-
-/// The data label of an image run's results row.
-fn data_label(run: &Run) -> String {
-    match run {
-        Run::LongTailed(a) => a.task().label(),
-        Run::Chexpert(a) => a.task().label(),
-        Run::Tabular(_) => "tabular".into(),
-    }
-}
-
-/// Train one image run and return its summary: lock its output folder, check a resumed run
-/// against the config its folder holds, save the resolved config, train.
-///
-/// # Errors
-/// As [`run_one`]; a tabular run is refused (it has no summary).
-fn run_image(run: &Run) -> Result<RunSummary, String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let (out, resume) = match run {
-        Run::LongTailed(a) => (&a.out, a.training.resume),
-        Run::Chexpert(a) => (&a.out, a.training.resume),
-        Run::Tabular(_) => return Err("a tabular run has no image summary".into()),
-    };
-    // Before anything is written: a second run on a folder in use must not replace the
-    // config.toml the first one trains (and `rankrisk eval` scores) by.
-    let _lock = RunLock::acquire(out).map_err(|e| err(&e))?;
-    if resume {
-        check_resumed_config(out, run)?;
-    }
-    save_config(out, run)?;
-    match run {
-        Run::LongTailed(a) => a.run().map_err(|e| err(&e)),
-        Run::Chexpert(a) => a.run().map_err(|e| err(&e)),
-        Run::Tabular(_) => Err("a tabular run has no image summary".into()),
-    }
-}
-
-/// Refuse to resume `run` in `out` when the config saved there (by the run that wrote the
-/// checkpoint) differs in a setting that changes the computation: the data set, its folder,
-/// the classes, the limits, the method and its settings ([`resume::FREE_ON_RESUME`] lists
-/// what may differ). A folder without a saved config is left to the run driver's check of
-/// the checkpoint.
-fn check_resumed_config(out: &Path, run: &Run) -> Result<(), String> {
-    let path = out.join("config.toml");
-    if !path.is_file() {
-        return Ok(());
-    }
-    let saved = read_config(&path)?;
-    let [saved] = saved.as_slice() else {
-        return Err(format!(
-            "{}: expected the one run of the output folder, found {}",
-            path.display(),
-            saved.len()
-        ));
-    };
-    let mut now = run.clone();
-    resolve(&mut now)?;
-    let diffs = resume::differences(saved, &now, &resume::FREE_ON_RESUME);
-    if diffs.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "cannot resume the run in {}: it was started with other settings ({}; saved in {}); \
-         resume with the same settings, or start a new run in another output folder",
-        out.display(),
-        diffs.join("; "),
-        path.display()
-    ))
-}
-
-/// Train one run and return its results rows (one per model). An image run first saves its
-/// resolved config as `config.toml` in its output folder; the examples run through here too.
-///
-/// # Errors
-/// A message for an unwritable output folder, missing data, a bad setting or a refused batch.
-pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, String> {
-    match run {
-        Run::Tabular(a) => a.task().run().map_err(|e| e.to_string()),
-        image => Ok(vec![row(data_label(image), &run_image(image)?)]),
-    }
-}
-
-/// The `main` of the cifar_lt and chexpert examples: [`run_one`], then the results table and
-/// where the artifacts are; an error is one line on standard error and exit status 2.
-pub fn run_example(run: Run) -> std::process::ExitCode {
-    let out = match &run {
-        Run::LongTailed(a) => Some(a.out.clone()),
-        Run::Chexpert(a) => Some(a.out.clone()),
-        Run::Tabular(_) => None,
-    };
-    let result = run_one(&run).and_then(|rows| {
-        let table = markdown(&rows);
-        outln!("{}", table.strip_suffix('\n').unwrap_or(&table))?;
-        if let Some(out) = out {
-            outln!("artifacts in {}", out.display())?;
-        }
-        super::output::finish()
-    });
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::from(2)
-        }
-    }
-}
-
-/// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
-/// reads it.
-fn save_config(out: &Path, run: &Run) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    std::fs::create_dir_all(out).map_err(|e| err(&e))?;
-    let mut run = run.clone();
-    resolve(&mut run)?;
-    let text = to_toml(&[run])?;
-    std::fs::write(out.join("config.toml"), text).map_err(|e| err(&e))
-}
-
-fn row(data: String, s: &RunSummary) -> ResultRow {
-    ResultRow {
-        data,
-        method: format!("{} (epoch {})", s.config.method.name(), s.best.epoch),
-        test_auc: s.best.test_auc,
-        test_pauc: s.best.test_pauc,
-        test_auc_ci: s.best.test_auc_ci,
-        test_pauc_ci: s.best.test_pauc_ci,
-        fpr: (s.config.alpha, s.config.beta),
-        test_accuracy: None,
-        seconds: s.history.last().map_or(0.0, |h| h.seconds),
-    }
 }

@@ -174,14 +174,8 @@ pub fn train_image_task<M: Scorer>(
         st.eval_seconds += eval_start.elapsed().as_secs_f64();
         let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
-        checkpoint::save(
-            &cfg.out.join("checkpoint"),
-            &model,
-            None,
-            &optim,
-            Some(trainer.record()),
-            &st,
-        )?;
+        let (dir, record) = (cfg.out.join("checkpoint"), Some(trainer.record()));
+        checkpoint::save(&dir, &model, None, &optim, record, &st)?;
         st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
     finish(st, &bar, cfg)

@@ -3,6 +3,7 @@
 //! path that cannot be written is refused before any data is read or any solver runs, not
 //! after; the checks leave nothing behind (a probe file they create is removed at once).
 
+use crate::experiments::ExperimentError;
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -15,10 +16,11 @@ use std::path::{Path, PathBuf};
 /// # Errors
 /// A message naming the setting, the path and the reason: a folder in its place, a missing
 /// parent folder, no permission, a read-only file system.
-pub fn check_file(path: &Path, what: &str) -> Result<(), String> {
-    let err = |reason: String| format!("{what} {}: {reason}", path.display());
+pub fn check_file(path: &Path, what: &str) -> Result<(), ExperimentError> {
+    let err =
+        |reason: String| ExperimentError::from(format!("{what} {}: {reason}", path.display()));
     if path.as_os_str().is_empty() {
-        return Err(format!("{what}: an empty path"));
+        return Err(format!("{what}: an empty path").into());
     }
     if path.is_dir() {
         return Err(err("is a folder; give a file name".into()));
@@ -40,7 +42,7 @@ pub fn check_file(path: &Path, what: &str) -> Result<(), String> {
     match OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(file) => {
             drop(file);
-            std::fs::remove_file(path).map_err(|e| err(format!("cannot be written: {e}")))
+            Ok(std::fs::remove_file(path).map_err(|e| err(format!("cannot be written: {e}")))?)
         }
         // Created meanwhile by someone else: it is there, so check it as an existing file.
         Err(e) if e.kind() == ErrorKind::AlreadyExists => check_file(path, what),
@@ -53,7 +55,7 @@ pub fn check_file(path: &Path, what: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// As [`check_file`]; a message naming both paths when they are the same file.
-pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), String> {
+pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), ExperimentError> {
     check_file(path, what)?;
     let Ok(out) = path.canonicalize() else {
         // Not there yet: it cannot be an input that was read.
@@ -67,7 +69,8 @@ pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), Str
             "{what} {}: is the input file {}; writing the report would replace it",
             path.display(),
             input.display()
-        )),
+        )
+        .into()),
         None => Ok(()),
     }
 }
@@ -80,10 +83,11 @@ pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), Str
 /// # Errors
 /// A message naming the setting, the path and the reason: a file in its place or in the place
 /// of one of its folders, no permission, a read-only file system.
-pub fn check_folder(path: &Path, what: &str) -> Result<(), String> {
-    let err = |reason: String| format!("{what}: {}: {reason}", path.display());
+pub fn check_folder(path: &Path, what: &str) -> Result<(), ExperimentError> {
+    let err =
+        |reason: String| ExperimentError::from(format!("{what}: {}: {reason}", path.display()));
     if path.as_os_str().is_empty() {
-        return Err(format!("{what}: an empty path"));
+        return Err(format!("{what}: an empty path").into());
     }
     let mut existing: PathBuf = path.to_path_buf();
     while !existing.exists() {
@@ -155,12 +159,12 @@ mod tests {
     fn missing_folders_and_folders_in_place_of_files_are_refused() {
         let d = scratch("bad");
         let e = check_file(&d.join("no/such/out.json"), "--json").unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
+        assert!(e.to_string().contains("does not exist"), "{e}");
         let e = check_file(&d, "--json").unwrap_err();
-        assert!(e.contains("is a folder"), "{e}");
+        assert!(e.to_string().contains("is a folder"), "{e}");
         std::fs::write(d.join("file"), "x").unwrap();
         let e = check_folder(&d.join("file/run"), "out").unwrap_err();
-        assert!(e.contains("is a file"), "{e}");
+        assert!(e.to_string().contains("is a file"), "{e}");
         check_folder(&d.join("a/b/c"), "out").unwrap();
         assert!(!d.join("a").exists());
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);

@@ -5,6 +5,7 @@
 //! (`rankrisk_datasets::guess_format`); an error of a file that does not parse says which
 //! format was assumed and why.
 
+use crate::experiments::ExperimentError;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
@@ -92,7 +93,7 @@ pub fn load_parts(
     args: &DataArgs,
     fractions: &[f64],
     seed: u64,
-) -> Result<(Tabular, Option<Tabular>), String> {
+) -> Result<(Tabular, Option<Tabular>), ExperimentError> {
     load_parts_as(args, fractions, seed, Labels::Binary)
 }
 
@@ -106,7 +107,7 @@ pub fn load_parts_as(
     fractions: &[f64],
     seed: u64,
     labels: Labels,
-) -> Result<(Tabular, Option<Tabular>), String> {
+) -> Result<(Tabular, Option<Tabular>), ExperimentError> {
     let err = |e: DataError| e.to_string();
     let (train, test) = match (&args.data, &args.train_file) {
         (Some(name), None) => {
@@ -128,7 +129,8 @@ pub fn load_parts_as(
                             train.d,
                             p.display(),
                             path.display()
-                        ));
+                        )
+                        .into());
                     }
                     Some(match labels {
                         Labels::Binary => with_training_labels(test, p, path, args.format)?,
@@ -174,7 +176,7 @@ fn with_training_labels(
     test_path: &Path,
     train_path: &Path,
     format: FileFormat,
-) -> Result<Tabular, String> {
+) -> Result<Tabular, ExperimentError> {
     let raw = |p: &Path| read_table(p, None, Labels::Targets, format).map(|t| t.y);
     let (train_values, test_values) = (raw(train_path)?, raw(test_path)?);
     let mut distinct: Vec<f64> = Vec::new();
@@ -197,7 +199,8 @@ fn with_training_labels(
                     .collect::<Vec<_>>()
                     .join(", "),
                 train_path.display()
-            ));
+            )
+            .into());
         }
     }
     test.y = test_values
@@ -212,17 +215,18 @@ fn read_table(
     d: Option<usize>,
     labels: Labels,
     format: FileFormat,
-) -> Result<Tabular, String> {
+) -> Result<Tabular, ExperimentError> {
     match rankrisk_datasets::read_table(path, format.forced(), d, LabelColumn::Last, labels) {
         Ok((table, _)) => Ok(table),
         Err(e @ DataError::Io { .. }) => Err(format!(
             "{e}; expected a CSV file (a header row, one row per sample, the label in the last \
              column) or a LIBSVM file (`label index:value ...`), such as the LIBSVM sets at \
              https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
-        )),
-        Err(e @ DataError::Format { .. }) if format == FileFormat::Auto => Err(format!(
-            "{e}; --format csv|tsv|libsvm reads the file in another format"
-        )),
-        Err(e) => Err(e.to_string()),
+        )
+        .into()),
+        Err(e @ DataError::Format { .. }) if format == FileFormat::Auto => {
+            Err(format!("{e}; --format csv|tsv|libsvm reads the file in another format").into())
+        }
+        Err(e) => Err(e.to_string().into()),
     }
 }

@@ -1,20 +1,19 @@
 //! `rankrisk fit-pauc`: maximize the partial AUC over an FPR range for a linear model by
 //! AGD-SBCD or one of the paper's baselines.
 
+use crate::experiments::ExperimentError;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::linear_data::{DataArgs, load_parts};
+use crate::experiments::linear_data::{DataArgs, load_parts};
 use crate::metrics::{pauc, roc_auc};
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::baselines::{self, Baseline, BaselineConfig};
 use crate::pauc::linear::{Budget, agd_sbcd_linear};
 use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::{AgdRecord, DualInit, PairData};
-
-use super::output::outln;
 
 /// Arguments of `rankrisk fit-pauc`.
 #[derive(Debug, Clone, Args)]
@@ -103,17 +102,22 @@ pub struct FitPaucReport {
     pub history: Vec<AgdRecord>,
 }
 
-pub(super) fn pair(text: &str, what: &str) -> Result<(String, String), String> {
-    text.split_once(',')
+/// The two comma-separated values of flag `--what` (`--batch 16,16`).
+///
+/// # Errors
+/// A message naming the flag when `text` holds no comma.
+pub fn pair(text: &str, what: &str) -> Result<(String, String), ExperimentError> {
+    Ok(text
+        .split_once(',')
         .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-        .ok_or_else(|| format!("--{what} takes two comma-separated values, got '{text}'"))
+        .ok_or_else(|| format!("--{what} takes two comma-separated values, got '{text}'"))?)
 }
 
 /// Fit as the arguments say.
 ///
 /// # Errors
 /// A message for the user.
-pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
+pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
     let (a, b) = pair(&args.fpr, "fpr")?;
     let alpha: f64 = a
         .parse()
@@ -132,7 +136,8 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     if i == 0 || j == 0 {
         return Err(format!(
             "--batch needs at least 1 positive and 1 negative per step, got {i},{j}"
-        ));
+        )
+        .into());
     }
     for (flag, value) in [
         ("--c", args.c),
@@ -142,9 +147,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         ("--prox-l", args.prox_l),
     ] {
         if !(value.is_finite() && value > 0.0) {
-            return Err(format!(
-                "{flag} must be a positive finite number, got {value}"
-            ));
+            return Err(format!("{flag} must be a positive finite number, got {value}").into());
         }
     }
     if args.t_scale == 0 {
@@ -161,9 +164,9 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
     let budget = match args.budget_epochs {
         Some(e) if e.is_finite() && e > 0.0 => Budget::Epochs(e),
         Some(e) => {
-            return Err(format!(
-                "--budget-epochs must be a positive finite number, got {e}"
-            ));
+            return Err(
+                format!("--budget-epochs must be a positive finite number, got {e}").into(),
+            );
         }
         None => Budget::Outer(args.epochs),
     };
@@ -212,7 +215,8 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, String> {
         other => {
             return Err(format!(
                 "unknown solver '{other}': expected agd-sbcd, dca, prox-dca, mb, subgrad"
-            ));
+            )
+            .into());
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -260,49 +264,18 @@ const DIVERGENCE_FACTOR: f64 = 1e6;
 ///
 /// # Errors
 /// A message naming the solver, both objectives and `flags`.
-pub(super) fn check_divergence(
+pub fn check_divergence(
     solver: &str,
     start: f64,
     end: f64,
     flags: &str,
-) -> Result<(), String> {
+) -> Result<(), ExperimentError> {
     if end > DIVERGENCE_FACTOR * start {
         return Err(format!(
             "{solver} diverged: the objective grew from {start:.6} at w = 0 to {end:.6e}; \
              lower {flags}"
-        ));
-    }
-    Ok(())
-}
-
-/// Run `fit-pauc`: print a summary, write the JSON if asked.
-///
-/// # Errors
-/// A message for the user.
-pub fn run(args: &FitPaucArgs) -> Result<(), String> {
-    if let Some(path) = &args.json {
-        super::paths::check_output(path, "--json", &args.input.files())?;
-    }
-    let r = fit(args)?;
-    // Without test data there is no test figure to print (never NaN).
-    let test = if r.test_pauc.is_nan() {
-        String::new()
-    } else {
-        format!(", test pAUC {:.4}, test AUC {:.4}", r.test_pauc, r.test_auc)
-    };
-    outln!(
-        "{} [{}] FPR [{}, {}]: objective {:.6}, train pAUC {:.4}{test}, {:.2} s",
-        r.data,
-        r.solver,
-        r.fpr[0],
-        r.fpr[1],
-        r.objective,
-        r.train_pauc,
-        r.seconds
-    )?;
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        )
+        .into());
     }
     Ok(())
 }

@@ -9,16 +9,11 @@ use burn::optim::{AdamConfig, GradientsParams};
 use rankrisk_datasets::load_builtin;
 use rankrisk_models::LinearScorerConfig;
 
-use clap::Args;
-
 use crate::device::backend::{BackendError, BackendKind, autodiff_device};
 use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
 use crate::math::loss::Loss;
 use crate::metrics::accuracy;
 use crate::train::objective::{ErmConfig, Objective, TrainError};
-use crate::train::run::BackendArg;
-
-use super::output::outln;
 
 /// Failure of the smoke run.
 #[derive(Debug, thiserror::Error)]
@@ -110,47 +105,4 @@ pub fn run(
         steps,
         ms_per_step,
     })
-}
-
-/// Arguments of `rankrisk smoke`.
-#[derive(Debug, Args)]
-pub struct SmokeArgs {
-    /// Backend selection.
-    #[command(flatten)]
-    pub backend: BackendArg,
-    /// Built-in data set (australian, phoneme, titanic, monks-3, splice, utkface).
-    #[arg(long, default_value = "australian")]
-    pub data: String,
-    /// Number of full-batch Adam steps.
-    #[arg(long, default_value_t = 50)]
-    pub steps: usize,
-    /// Adam learning rate.
-    #[arg(long, default_value_t = 0.05)]
-    pub lr: f64,
-}
-
-/// `rankrisk smoke`: check the flags, run, print one line.
-///
-/// # Errors
-/// A message for a bad flag, an unknown backend or data set, or a failed step.
-pub fn run_command(args: &SmokeArgs) -> Result<(), String> {
-    let kind = args.backend.resolve().map_err(|e| e.to_string())?;
-    if args.steps == 0 {
-        return Err("--steps must be at least 1".into());
-    }
-    if !(args.lr.is_finite() && args.lr > 0.0) {
-        return Err(format!("--lr must be a positive number, got {}", args.lr));
-    }
-    let report = run(kind, &args.data, args.steps, args.lr).map_err(|e| e.to_string())?;
-    outln!(
-        "smoke run on {} ({} backend): logistic loss {:.4} -> {:.4} in {} steps, train accuracy {:.3}, {:.2} ms/step",
-        report.dataset,
-        report.backend,
-        report.initial_loss,
-        report.final_loss,
-        report.steps,
-        report.accuracy,
-        report.ms_per_step
-    )?;
-    Ok(())
 }

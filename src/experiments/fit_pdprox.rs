@@ -1,6 +1,7 @@
 //! `rankrisk fit-linear --solver pdprox-dual|pdprox-primal`: the loss, regularizer and Pdprox
 //! options of `fit-linear`, and the Pdprox fit itself (papers/pdprox-primal-dual-nonsmooth.txt).
 
+use crate::experiments::ExperimentError;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -61,12 +62,13 @@ impl LossSpec {
     ///
     /// # Errors
     /// A message naming the solvers that take a Pdprox-only loss.
-    pub fn rank(&self, solver: &str) -> Result<Loss, String> {
+    pub fn rank(&self, solver: &str) -> Result<Loss, ExperimentError> {
         match *self {
             LossSpec::Rank(l) => Ok(l),
             LossSpec::Dual(l) => Err(format!(
                 "the {l} loss is solved by --solver pdprox-dual or pdprox-primal, not {solver}"
-            )),
+            )
+            .into()),
         }
     }
 
@@ -74,7 +76,7 @@ impl LossSpec {
     ///
     /// # Errors
     /// A message saying why a smooth loss is refused.
-    pub fn dual(&self) -> Result<DualLoss, String> {
+    pub fn dual(&self) -> Result<DualLoss, ExperimentError> {
         match *self {
             LossSpec::Dual(l) => Ok(l),
             LossSpec::Rank(Loss::Hinge) => Ok(DualLoss::Hinge),
@@ -82,7 +84,8 @@ impl LossSpec {
                 "the {l} loss has no bilinear dual (6) with a bounded domain that Pdprox needs \
                  (the pdprox solvers take hinge, generalized-hinge, absolute, eps-insensitive); \
                  use --solver admm"
-            )),
+            )
+            .into()),
         }
     }
 }
@@ -240,7 +243,7 @@ pub fn fit(
     opts: &PdproxArgs,
     max_iter: usize,
     tol: f64,
-) -> Result<PdproxResult, String> {
+) -> Result<PdproxResult, ExperimentError> {
     let algorithm = match solver {
         "pdprox-dual" => Algorithm::Dual,
         _ => Algorithm::Primal,
@@ -284,5 +287,5 @@ pub fn fit(
         max_iter,
         check_every: opts.check_every,
     };
-    solve(&mut problem, &penalty, &cfg).map_err(|e| e.to_string())
+    Ok(solve(&mut problem, &penalty, &cfg).map_err(|e| e.to_string())?)
 }

@@ -1,7 +1,7 @@
 //! `rankrisk train`'s config files: a TOML or JSON file's runs, each the flags of the matching
 //! example written as keys, with grids expanded ([`super::grid`]), every default filled in
 //! and the backend resolved; and the resolved runs written back as TOML (what a run's folder
-//! keeps as `config.toml`). [`super::train`] runs them.
+//! keeps as `config.toml`). [`super::launch`] runs them.
 //!
 //! A config holds one run (a table with a `task` key) or several (`[[run]]` tables). A run's
 //! keys are the flags of the matching example without the leading `--` (`data_dir` or
@@ -10,6 +10,7 @@
 //! switch, an array is the comma list of a list flag (`positive = [3, 5]`). A list where a key
 //! takes one value (`lr = [0.03, 0.1, 0.3]`) is a grid: the run expands into one run per point.
 
+use crate::experiments::ExperimentError;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -18,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::grid::{self, GridPoint};
 
-use crate::cli::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
+use crate::experiments::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
 
 /// One run of a config: the task and its settings.
 #[derive(Debug, Clone, PartialEq, Subcommand, Serialize)]
@@ -74,7 +75,7 @@ struct Resolved<'a> {
 /// # Errors
 /// A message naming the file, the run and the key for a syntax error, an unknown task or key,
 /// or a value the flag does not accept.
-pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, String> {
+pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, ExperimentError> {
     Ok(parse_plan(text, json, origin)?
         .into_iter()
         .map(|p| p.run)
@@ -86,7 +87,7 @@ pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, St
 ///
 /// # Errors
 /// As [`parse_config`]; also a grid on a tabular run (it has no validation pAUC to choose by).
-pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, String> {
+pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, ExperimentError> {
     let value: Value = if json {
         serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?
     } else {
@@ -95,7 +96,7 @@ pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, 
         serde_json::to_value(t).map_err(|e| format!("{origin}: {e}"))?
     };
     let Value::Object(top) = value else {
-        return Err(format!("{origin}: expected a table of settings"));
+        return Err(format!("{origin}: expected a table of settings").into());
     };
     let tables: Vec<Value> = match (top.get("run"), top.contains_key("task")) {
         (Some(Value::Array(runs)), false) if top.len() == 1 => runs.clone(),
@@ -104,11 +105,12 @@ pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, 
             return Err(format!(
                 "{origin}: expected either one run (a `task` key and its settings) or only \
                  `[[run]]` tables"
-            ));
+            )
+            .into());
         }
     };
     if tables.is_empty() {
-        return Err(format!("{origin}: no runs"));
+        return Err(format!("{origin}: no runs").into());
     }
     let mut plan = Vec::new();
     for (i, t) in tables.iter().enumerate() {
@@ -316,7 +318,7 @@ fn clap_message(e: &clap::Error) -> String {
 
 /// Fill in what the defaults leave open: the backend, the method's learning rate and its
 /// gradient clamp (0: off).
-pub(crate) fn resolve(run: &mut Run) -> Result<(), String> {
+pub fn resolve(run: &mut Run) -> Result<(), ExperimentError> {
     let training = match run {
         Run::LongTailed(a) => &mut a.training,
         Run::Chexpert(a) => &mut a.training,
@@ -330,22 +332,22 @@ pub(crate) fn resolve(run: &mut Run) -> Result<(), String> {
     );
     *training = training.clone().resolved();
     // Every run of a config is checked before the first one trains.
-    training.validate().map_err(|e| e.to_string())
+    Ok(training.validate().map_err(|e| e.to_string())?)
 }
 
 /// The runs as a config file (TOML) that `rankrisk train` reads back to the same runs.
 ///
 /// # Errors
 /// A message if a setting cannot be written as TOML.
-pub fn to_toml(runs: &[Run]) -> Result<String, String> {
-    toml::to_string(&Resolved { run: runs }).map_err(|e| e.to_string())
+pub fn to_toml(runs: &[Run]) -> Result<String, ExperimentError> {
+    Ok(toml::to_string(&Resolved { run: runs }).map_err(|e| e.to_string())?)
 }
 
 /// The runs of a run folder's saved `config.toml` (for `eval` and `--resume`). Folders saved
 /// before 2026-11-25 hold an unset list as `[]` (`positive = []`, `devices = []`), which
 /// meant the default when they were written: those keys are read as left out, where a
 /// config a user writes is refused for them.
-pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
+pub fn read_config(path: &Path) -> Result<Vec<Run>, ExperimentError> {
     let text = read_config_text(path)?;
     let text = match toml::from_str::<toml::Table>(&text) {
         Ok(mut top) => {
@@ -369,7 +371,12 @@ pub(crate) fn read_config(path: &Path) -> Result<Vec<Run>, String> {
     Ok(plan.into_iter().map(|p| p.run).collect())
 }
 
-pub(crate) fn read_plan(path: &Path) -> Result<Vec<Planned>, String> {
+/// The planned runs of config file `path` (TOML, or JSON by its extension), as
+/// [`parse_plan`] gives them.
+///
+/// # Errors
+/// As [`parse_plan`]; a file that cannot be read.
+pub fn read_plan(path: &Path) -> Result<Vec<Planned>, ExperimentError> {
     let text = read_config_text(path)?;
     let json = path
         .extension()
@@ -413,7 +420,10 @@ mod tests {
         assert!(a.positive.is_empty() && a.training.devices.is_empty());
         assert_eq!(a.training.epochs, 3);
         let e = read_plan(&path).map(|_| ()).unwrap_err();
-        assert!(e.contains("an empty list; leave the key out"), "{e}");
+        assert!(
+            e.to_string().contains("an empty list; leave the key out"),
+            "{e}"
+        );
         // The resolved form leaves the unset lists out, so it reads back either way.
         let text = to_toml(&runs).unwrap();
         assert!(

@@ -9,6 +9,7 @@
 //! point with the best validation pAUC and reports the grid ([`GridRun`], [`select`],
 //! [`markdown`]).
 
+use crate::experiments::ExperimentError;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -32,7 +33,7 @@ pub type PointTable = (Map<String, Value>, GridPoint);
 pub fn expand(
     table: &Map<String, Value>,
     takes_list: impl Fn(&str) -> bool,
-) -> Result<Vec<PointTable>, String> {
+) -> Result<Vec<PointTable>, ExperimentError> {
     let mut points = vec![(table.clone(), GridPoint::new())];
     for (key, value) in table {
         let Value::Array(items) = value else {
@@ -44,15 +45,16 @@ pub fn expand(
             continue;
         }
         if items.is_empty() {
-            return Err(format!("`{key}`: an empty list of grid values"));
+            return Err(format!("`{key}`: an empty list of grid values").into());
         }
         if list_key && nested != items.len() {
             return Err(format!(
                 "`{key}`: a grid over a list key is a list of lists, e.g. [[3], [3, 5]]"
-            ));
+            )
+            .into());
         }
         if matches!(key.as_str(), "task" | "out") {
-            return Err(format!("`{key}` cannot be a grid axis"));
+            return Err(format!("`{key}` cannot be a grid axis").into());
         }
         points = points
             .into_iter()
@@ -177,12 +179,12 @@ pub fn markdown(runs: &[GridRun], chosen: Option<usize>) -> String {
 ///
 /// # Errors
 /// A message naming the file that could not be written.
-pub fn save(dir: &Path, runs: &[GridRun], chosen: Option<usize>) -> Result<(), String> {
+pub fn save(dir: &Path, runs: &[GridRun], chosen: Option<usize>) -> Result<(), ExperimentError> {
     let err = |p: &Path, e: &dyn std::fmt::Display| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
     let md = dir.join("grid.md");
     std::fs::write(&md, markdown(runs, chosen)).map_err(|e| err(&md, &e))?;
     let json = dir.join("grid.json");
     let text = serde_json::to_string_pretty(&rows(runs, chosen)).map_err(|e| err(&json, &e))?;
-    std::fs::write(&json, text).map_err(|e| err(&json, &e))
+    Ok(std::fs::write(&json, text).map_err(|e| err(&json, &e))?)
 }

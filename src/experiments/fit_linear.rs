@@ -2,6 +2,7 @@
 //! baseline or Pdprox, on a built-in set (with the paper's preprocessing and split) or on
 //! files.
 
+use crate::experiments::ExperimentError;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -11,12 +12,10 @@ use rankrisk_datasets::{Labels, Tabular};
 use crate::admm::baselines::{self, DcaConfig, Method, Problem, StochasticConfig};
 use crate::admm::linear::{self, AdmmConfig, LinearData};
 use crate::admm::{GammaSchedule, RhoSchedule};
-use crate::cli::fit_pdprox::{self, LossSpec, PdproxArgs, RegSpec};
-use crate::cli::linear_data::{DataArgs, load_parts_as};
+use crate::experiments::fit_pdprox::{self, LossSpec, PdproxArgs, RegSpec};
+use crate::experiments::linear_data::{DataArgs, load_parts_as};
 use crate::math::weights::Weights;
 use crate::metrics::{Fairness, accuracy, fairness};
-
-use super::output::outln;
 
 /// Arguments of `rankrisk fit-linear`.
 #[derive(Debug, Clone, Args)]
@@ -188,7 +187,7 @@ fn check_settings(args: &FitLinearArgs) -> Result<(), String> {
 ///
 /// # Errors
 /// A message for the user (bad data, settings, or solver failure).
-pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
+pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
     check_settings(args)?;
     let aorr = matches!(
         args.objective,
@@ -224,7 +223,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         return Err(format!(
             "--bias is an option of the pdprox solvers (--intercept adds a constant feature \
              for {solver})"
-        ));
+        )
+        .into());
     }
     let (w, objective, iterations, lr, history) = match solver.as_str() {
         "pdprox-dual" | "pdprox-primal" => {
@@ -320,7 +320,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
             return Err(format!(
                 "unknown solver '{other}': expected admm, sadmm, sgd, lsvrg, lsvrg-u, dca, \
                  pdprox-dual, pdprox-primal"
-            ));
+            )
+            .into());
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -328,7 +329,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         return Err(format!(
             "the {solver} solver diverged: objective {objective} at its last iterate (lower \
              --lr, or check the data's scale)"
-        ));
+        )
+        .into());
     }
     let scores = |t: &Tabular| {
         if args.pdprox.bias {
@@ -386,68 +388,4 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, String> {
         w,
         history,
     })
-}
-
-/// Run `fit-linear`: print a summary line, write the JSON if asked.
-///
-/// # Errors
-/// A message for the user.
-pub fn run(args: &FitLinearArgs) -> Result<(), String> {
-    if let Some(path) = &args.json {
-        super::paths::check_output(path, "--json", &args.input.files())?;
-    }
-    let report = fit(args)?;
-    // Figures that do not exist (no test file) are left out, never printed as NaN.
-    let figure = |name: &str, value: Option<f64>| value.map(|v| format!(", {name} {v:.4}"));
-    let quality = match report.train_mae {
-        Some(train) => format!(
-            "train MAE {train:.4}{}",
-            figure("test MAE", report.test_mae).unwrap_or_default()
-        ),
-        None => format!(
-            "train accuracy {:.4}{}",
-            report.train_accuracy,
-            figure(
-                "test accuracy",
-                Some(report.test_accuracy).filter(|a| !a.is_nan())
-            )
-            .unwrap_or_default()
-        ),
-    };
-    outln!(
-        "{} {} {} {} [{}]: objective {:.6}, {quality}, {} iterations, {:.3} s",
-        report.data,
-        report.objective_spec,
-        report.loss,
-        report.reg,
-        report.solver,
-        report.objective,
-        report.iterations,
-        report.seconds
-    )?;
-    if let (Some(false), Some(gap)) = (report.converged, report.best_gap) {
-        eprintln!(
-            "warning: Pdprox stopped at the iteration cap ({}) before the duality gap reached \
-             {:.0e}: gap {gap:.2e} (raise --max-iter)",
-            report.iterations,
-            args.tol.unwrap_or(1e-4)
-        );
-    } else if report.converged == Some(false) {
-        let [p, d] = report.residuals.unwrap_or([f64::NAN; 2]);
-        let gap = match report.gap {
-            Some(g) => format!(", certified relative gap {:.2e}", g / report.objective),
-            None => String::new(),
-        };
-        eprintln!(
-            "warning: ADMM stopped at the iteration cap ({}) before converging: relative \
-             residuals primal {p:.2e}, dual {d:.2e}{gap}, tolerance {:.0e} (raise --max-iter)",
-            report.iterations,
-            args.tol.unwrap_or(1e-6)
-        );
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
 }
