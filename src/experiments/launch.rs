@@ -17,21 +17,26 @@ use crate::train::run::{RunSummary, resume};
 /// The built-in default config (tabular sets, and Fashion-MNIST-LT when fetched).
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 
-/// Check what a run needs before it starts, the same for `--dry-run` and a real run (each
-/// task's one validation, which its run calls again): an image run's settings, data folders
-/// and files, and that its output folder can be written; a tabular run's settings and data
-/// set names.
+/// Check what a run needs before it starts besides its settings, which [`parse_plan`] checked
+/// when it read them: an image run's data folders and files and that its output folder can
+/// be written; a tabular run's settings and data set names. The same for `--dry-run` and a
+/// real run (whose [`ImageTask::run`] checks the settings once more, the library's guard for
+/// callers that build a [`RunConfig`](crate::train::run::RunConfig) themselves).
+///
+/// # Errors
+/// [`ExperimentError::Task`] naming the setting, folder or file; an output folder that cannot
+/// be written.
 pub fn check_inputs(run: &Run) -> Result<(), ExperimentError> {
     match run {
         Run::LongTailed(a) => {
-            a.validate().map_err(|e| e.to_string())?;
+            a.task().validate()?;
             super::paths::check_folder(&a.out, "out")
         }
         Run::Chexpert(a) => {
-            a.validate().map_err(|e| e.to_string())?;
+            a.task().validate()?;
             super::paths::check_folder(&a.out, "out")
         }
-        Run::Tabular(a) => Ok(a.task().validate().map_err(|e| e.to_string())?),
+        Run::Tabular(a) => Ok(a.task().validate()?),
     }
 }
 
