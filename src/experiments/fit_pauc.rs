@@ -255,7 +255,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
 
 /// How far above its value at `w = 0` a final objective may end before `fit-pauc` or
 /// `fit-sorr` calls the run diverged.
-const DIVERGENCE_FACTOR: f64 = 1e6;
+pub const DIVERGENCE_FACTOR: f64 = 1e6;
 
 /// Refuse a run of `solver` whose objective ended [`DIVERGENCE_FACTOR`] times above its
 /// value `start` at `w = 0`: every surrogate is positive there, so the start is a scale, and
