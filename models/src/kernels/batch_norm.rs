@@ -136,8 +136,11 @@ pub fn train(s: BnShape, x: &[f32], gamma: &[f32], beta: &[f32], eps: f64, relu:
 
 /// `y = a_c x + b_c` per `(image, channel)` plane, then `max(0, y)` when `relu`.
 fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
-    let mut y = vec![0.0f32; x.len()];
-    y.par_chunks_mut(s.spatial.max(1))
+    // Not zeroed first (a zeroed vector cost a `memset` of every element).
+    let n = x.len();
+    let mut y: Vec<f32> = Vec::with_capacity(n);
+    y.spare_capacity_mut()[..n]
+        .par_chunks_mut(s.spatial.max(1))
         .zip(x.par_chunks(s.spatial.max(1)))
         .enumerate()
         .for_each(|(plane, (yp, xp))| {
@@ -147,16 +150,19 @@ fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
                 || {
                     if relu {
                         for (o, &v) in yp.iter_mut().zip(xp) {
-                            *o = (a * v + b).max(0.0);
+                            o.write((a * v + b).max(0.0));
                         }
                     } else {
                         for (o, &v) in yp.iter_mut().zip(xp) {
-                            *o = a * v + b;
+                            o.write(a * v + b);
                         }
                     }
                 },
             )
         });
+    // SAFETY: the first `n` cells were split into the same pieces as `x`, which holds `n`
+    // elements, and both branches above wrote every cell of every piece.
+    unsafe { y.set_len(n) };
     y
 }
 
@@ -275,8 +281,16 @@ pub fn train_backward(
             (k as f32, a as f32, b as f32)
         })
         .collect();
-    let mut dx = vec![0.0f32; x.len()];
-    dx.par_chunks_mut(s.spatial.max(1))
+    // Not zeroed first (a zeroed vector cost a `memset` of every element).
+    let n_dx = x.len();
+    assert_eq!(
+        n_dx,
+        dy.len(),
+        "batch norm's input and output gradient lengths"
+    );
+    let mut dx: Vec<f32> = Vec::with_capacity(n_dx);
+    dx.spare_capacity_mut()[..n_dx]
+        .par_chunks_mut(s.spatial.max(1))
         .zip(
             x.par_chunks(s.spatial.max(1))
                 .zip(dy.par_chunks(s.spatial.max(1))),
@@ -292,16 +306,19 @@ pub fn train_backward(
                         let (fa, fb) = forward[c];
                         for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
                             let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
-                            *o = k * d + a * xv + b;
+                            o.write(k * d + a * xv + b);
                         }
                     } else {
                         for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                            *o = k * d + a * xv + b;
+                            o.write(k * d + a * xv + b);
                         }
                     }
                 },
             )
         });
+    // SAFETY: the first `n_dx` cells were split into the same pieces as `x` and `dy`, which
+    // both hold `n_dx` elements, and both branches above wrote every cell of every piece.
+    unsafe { dx.set_len(n_dx) };
     let dgamma = sums.iter().map(|p| p.1 as f32).collect();
     let dbeta = sums.iter().map(|p| p.0 as f32).collect();
     (dx, dgamma, dbeta)
