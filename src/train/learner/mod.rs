@@ -215,6 +215,21 @@ pub trait LearnerBatch<M>: Clone + fmt::Debug + Send + 'static {
     /// Each sample's position in the training set (the objective's state index), in batch
     /// order.
     fn ids(&self) -> &[usize];
+
+    /// The labels as +1 / -1 on `device`, for the validation loss. By default built from
+    /// [`LearnerBatch::labels`]; a batch that carries them on its device already returns them.
+    ///
+    /// # Shapes
+    /// - output: `[batch]`
+    fn signs(&self, device: &Device) -> Tensor<1> {
+        let signs: Vec<f32> = self
+            .labels()
+            .iter()
+            .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let n = signs.len();
+        Tensor::from_data(TensorData::new(signs, [n]), device)
+    }
 }
 
 impl<M: Scorer<4>> LearnerBatch<M> for ImageBatch {
@@ -229,6 +244,11 @@ impl<M: Scorer<4>> LearnerBatch<M> for ImageBatch {
     fn ids(&self) -> &[usize] {
         &self.ids
     }
+
+    /// The batch's own label tensor, on its device already.
+    fn signs(&self, _device: &Device) -> Tensor<1> {
+        self.labels.clone()
+    }
 }
 
 impl<M: Scorer<2>> LearnerBatch<M> for TabularBatch {
@@ -242,6 +262,11 @@ impl<M: Scorer<2>> LearnerBatch<M> for TabularBatch {
 
     fn ids(&self) -> &[usize] {
         &self.ids
+    }
+
+    /// The batch's own label tensor, on its device already.
+    fn signs(&self, _device: &Device) -> Tensor<1> {
+        self.labels.clone()
     }
 }
 
@@ -353,13 +378,7 @@ where
     /// is left alone).
     fn step(&self, batch: B) -> ScoreOutput {
         let scores = batch.score(&self.model);
-        let signs: Vec<f32> = batch
-            .labels()
-            .iter()
-            .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
-            .collect();
-        let n = signs.len();
-        let signs = Tensor::<1>::from_data(TensorData::new(signs, [n]), &scores.device());
+        let signs = batch.signs(&scores.device());
         let loss = softplus(scores.clone().neg() * signs, 1.0).mean();
         Self::outputs(scores, batch.labels(), loss)
     }
