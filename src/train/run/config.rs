@@ -438,26 +438,31 @@ fn sbcd_setting(e: PaucError) -> RunError {
 
 /// Defaults of the settings that later versions added (a saved config without them reads
 /// back with these).
+///
+/// The objectives' settings take their objective configs' defaults (LibAUC's), so that those
+/// are written once.
 mod defaults {
-    /// LibAUC's margin of the squared hinge.
+    use crate::train::dro_pauc::{SopaConfig, SopaSConfig, SotaSConfig};
+
+    /// LibAUC's margin of the squared hinge ([`SopaConfig`]'s).
     pub fn margin() -> f64 {
-        1.0
+        SopaConfig::new(1.0).margin
     }
-    /// LibAUC's `pAUC_CVaR_Loss` eta.
+    /// LibAUC's `pAUC_CVaR_Loss` eta ([`SopaConfig`]'s).
     pub fn sopa_eta() -> f64 {
-        0.1
+        SopaConfig::new(1.0).eta
     }
-    /// LibAUC's `Lambda`.
+    /// LibAUC's `Lambda` ([`SopaSConfig`]'s).
     pub fn dro_lambda() -> f64 {
-        1.0
+        SopaSConfig::new().lambda
     }
-    /// LibAUC's `tau`.
+    /// LibAUC's `tau` ([`SotaSConfig`]'s).
     pub fn dro_tau() -> f64 {
-        1.0
+        SotaSConfig::new().tau
     }
-    /// LibAUC's `gamma` (and `gammas`).
+    /// LibAUC's `gamma` (and `gammas`; [`SopaSConfig`]'s).
     pub fn dro_gamma() -> f64 {
-        0.9
+        SopaSConfig::new().gamma
     }
     /// pROC's default number of bootstrap resamples.
     pub fn bootstrap() -> usize {
