@@ -221,12 +221,17 @@ pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> 
     Ok(model)
 }
 
+/// The detail of a Burn record error's text, without the store's kind prefix (`Record I/O
+/// error: `, `Record validation error: `).
+pub fn record_detail(text: &str) -> &str {
+    text.trim_start_matches("Record I/O error: ")
+        .trim_start_matches("Record validation error: ")
+}
+
 /// A Burnpack file that passed its checksum but does not decode, in words: the store's own
 /// text (such as `Syntax(2276)` from the header's CBOR) kept as the detail.
 pub fn undecodable(detail: &str) -> String {
-    let detail = detail
-        .trim_start_matches("Record I/O error: ")
-        .trim_start_matches("Record validation error: ");
+    let detail = record_detail(detail);
     format!(
         "the file does not decode as a Burnpack record of this version (written by another \
          program or version, or altered and its checksum file rewritten); the reader said: \

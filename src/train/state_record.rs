@@ -19,6 +19,7 @@ use burn::module::{
 };
 use burn::store::ModuleRecord;
 use burn::tensor::{DType, Device, Tensor, TensorData};
+use rankrisk_models::checkpoint::record_detail;
 
 /// A record that does not fit the objective loading it (`TrainError::Record` in the
 /// objectives' error type).
@@ -96,9 +97,7 @@ impl StateVectors {
             objective,
             message: format!(
                 "{}: a record of another objective or of another training set",
-                e.to_string()
-                    .trim_start_matches("Record validation error: ")
-                    .trim_start_matches("Record I/O error: ")
+                record_detail(&e.to_string())
             ),
         })?;
         loaded.values(objective)
@@ -131,9 +130,7 @@ pub(crate) fn load_states(
             objective,
             message: format!(
                 "{}: a record of another method, another number of tasks or another training set",
-                e.to_string()
-                    .trim_start_matches("Record validation error: ")
-                    .trim_start_matches("Record I/O error: ")
+                record_detail(&e.to_string())
             ),
         })?;
     if loaded.len() != current.len() {
