@@ -1,7 +1,15 @@
 //! Transposing copies of many equally shaped blocks, `dst[j d_rs + i] = src[i s_rs + j]`: the
 //! layout changes between NCHW images and the convolutions' channels-last strips. Blocks are
 //! copied in 8 x 8 tiles, each transposed in registers (eight AVX shuffle rounds where `pulp`
-//! detects x86-64-v3, plain moves elsewhere); the results are the same bits either way.
+//! detects x86-64-v3, plain moves elsewhere); the results are the same bits either way. A
+//! block's ragged edge (ResNet-20's 7- and 14-wide rows leave 7 and 6 columns) goes through
+//! the same transpose on a tile filled in part: the 7 x 7 stage's blocks had been copied one
+//! element at a time.
+//!
+//! The destination may be uninitialized memory: every cell a block covers is written, none is
+//! read.
+
+use std::mem::MaybeUninit;
 
 /// The shape of each block: `rows x cols` read with row stride `s_rs`, written transposed with
 /// row stride `d_rs`.
@@ -85,7 +93,7 @@ impl Transposer for Avx {
 /// Copy every block, `starts` holding each block's first source and destination index.
 pub(crate) fn transpose_blocks(
     src: &[f32],
-    dst: &mut [f32],
+    dst: &mut [MaybeUninit<f32>],
     shape: Blocks,
     starts: &[(usize, usize)],
 ) {
@@ -100,18 +108,28 @@ pub(crate) fn transpose_blocks(
 }
 
 #[inline(always)]
-fn run<X: Transposer>(x: X, src: &[f32], dst: &mut [f32], sh: Blocks, starts: &[(usize, usize)]) {
+fn run<X: Transposer>(
+    x: X,
+    src: &[f32],
+    dst: &mut [MaybeUninit<f32>],
+    sh: Blocks,
+    starts: &[(usize, usize)],
+) {
     for &(s0, d0) in starts {
         for i0 in (0..sh.rows).step_by(T) {
             let ni = T.min(sh.rows - i0);
             for j0 in (0..sh.cols).step_by(T) {
                 let nj = T.min(sh.cols - j0);
                 if ni < T || nj < T {
-                    for i in 0..ni {
-                        for j in 0..nj {
-                            dst[d0 + (j0 + j) * sh.d_rs + i0 + i] =
-                                src[s0 + (i0 + i) * sh.s_rs + j0 + j];
-                        }
+                    // A tile filled in part (the rest zeros, never written out).
+                    let mut tile: Tile = [[0.0; T]; T];
+                    for (i, row) in tile.iter_mut().enumerate().take(ni) {
+                        let at = s0 + (i0 + i) * sh.s_rs + j0;
+                        row[..nj].copy_from_slice(&src[at..at + nj]);
+                    }
+                    for (j, row) in x.tile(&tile).iter().enumerate().take(nj) {
+                        let at = d0 + (j0 + j) * sh.d_rs + i0;
+                        write(&mut dst[at..at + ni], &row[..ni]);
                     }
                     continue;
                 }
@@ -121,11 +139,26 @@ fn run<X: Transposer>(x: X, src: &[f32], dst: &mut [f32], sh: Blocks, starts: &[
                 });
                 for (j, row) in x.tile(&tile).iter().enumerate() {
                     let at = d0 + (j0 + j) * sh.d_rs + i0;
-                    dst[at..at + T].copy_from_slice(row);
+                    write(&mut dst[at..at + T], row);
                 }
             }
         }
     }
+}
+
+#[inline(always)]
+fn write(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(s);
+    }
+}
+
+/// `f32` cells seen as possibly uninitialized, for [`transpose_blocks`] to write into. Sound:
+/// the callee only writes initialized values.
+pub(crate) fn as_uninit(cells: &mut [f32]) -> &mut [MaybeUninit<f32>] {
+    // SAFETY: `MaybeUninit<f32>` has `f32`'s layout, and nothing writes an uninitialized value
+    // through the returned slice (only `transpose_blocks`, which writes `f32`s, takes it).
+    unsafe { &mut *(cells as *mut [f32] as *mut [MaybeUninit<f32>]) }
 }
 
 #[cfg(test)]
@@ -134,26 +167,29 @@ mod tests {
 
     #[test]
     fn tiles_and_edges_match_the_definition() {
-        // 19 x 13 blocks (full tiles and ragged edges), two of them, strided on both sides.
-        let sh = Blocks {
-            rows: 19,
-            cols: 13,
-            s_rs: 15,
-            d_rs: 23,
-        };
-        let starts = [(0, 1), (19 * 15 + 4, 13 * 23 + 7)];
-        let src: Vec<f32> = (0..2 * 19 * 15 + 8).map(|v| v as f32).collect();
-        let mut dst = vec![-1.0f32; 2 * 13 * 23 + 8];
-        transpose_blocks(&src, &mut dst, sh, &starts);
-        let mut want = vec![-1.0f32; dst.len()];
-        for &(s0, d0) in &starts {
-            for i in 0..sh.rows {
-                for j in 0..sh.cols {
-                    want[d0 + j * sh.d_rs + i] = src[s0 + i * sh.s_rs + j];
+        // 19 x 13 blocks (full tiles and ragged edges) and 7 x 6 blocks (ragged only), two of
+        // each, strided on both sides; cells outside the blocks keep their values.
+        for (rows, cols, s_rs, d_rs) in [(19, 13, 15, 23), (7, 6, 7, 9)] {
+            let sh = Blocks {
+                rows,
+                cols,
+                s_rs,
+                d_rs,
+            };
+            let starts = [(0, 1), (rows * s_rs + 4, cols * d_rs + 7)];
+            let src: Vec<f32> = (0..2 * rows * s_rs + 8).map(|v| v as f32).collect();
+            let mut dst = vec![-1.0f32; 2 * cols * d_rs + 8];
+            transpose_blocks(&src, as_uninit(&mut dst), sh, &starts);
+            let mut want = vec![-1.0f32; dst.len()];
+            for &(s0, d0) in &starts {
+                for i in 0..sh.rows {
+                    for j in 0..sh.cols {
+                        want[d0 + j * sh.d_rs + i] = src[s0 + i * sh.s_rs + j];
+                    }
                 }
             }
+            assert_eq!(dst, want);
         }
-        assert_eq!(dst, want);
         // The plain path gives the same tiles as the dispatched one.
         let tile: Tile = std::array::from_fn(|i| std::array::from_fn(|j| (i * 8 + j) as f32));
         let t = Plain.tile(&tile);

@@ -3,12 +3,13 @@
 //! row (one per tap when the kernel is dilated along the width), no patch matrix.
 
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
 use super::ConvGeometry;
 use crate::kernels::gemm::{View, matmul};
-use crate::kernels::transpose::{Blocks, transpose_blocks};
+use crate::kernels::transpose::{Blocks, as_uninit, transpose_blocks};
 
 /// The weight `[C_out, C_in, kh, kw]` as `[kh, kw, C_in, C_out]`: kernel row `i`'s taps are the
 /// `[kw C_in, C_out]` block that one product multiplies.
@@ -79,8 +80,11 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
         Strip::even_images(g),
         super::GRAD_CHUNK_IMAGES,
     );
-    let mut y = vec![0.0f32; g.batch * g.out_len()];
-    y.par_chunks_mut(per * g.out_len())
+    // Not zeroed first: the transposing copy out of each product writes every output cell.
+    let n = g.batch * g.out_len();
+    let mut y: Vec<f32> = Vec::with_capacity(n);
+    y.spare_capacity_mut()[..n]
+        .par_chunks_mut(per * g.out_len())
         .zip(x.par_chunks(per * g.in_len()))
         .for_each(|(yc, xc)| {
             for (yb, xb) in yc
@@ -90,6 +94,10 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
                 forward_shifted(g, &wr, xb, yb);
             }
         });
+    // SAFETY: the first `n` cells were split into groups of whole images, the images of `x`
+    // (`g.batch` of them), and `forward_shifted` writes every output row of every image of
+    // its group, each row whole (`output_rows`, blocks of `W_out x C_out`).
+    unsafe { y.set_len(n) };
     y
 }
 
@@ -268,7 +276,7 @@ fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut [f32]) {
         s_rs: h * w,
         d_rs: c,
     };
-    transpose_blocks(x, padded, shape, &starts);
+    transpose_blocks(x, as_uninit(padded), shape, &starts);
 }
 
 /// Starts of image `b`'s output row `y` in the images' `[nb, C, H_out, W_out]` and in a
@@ -296,12 +304,12 @@ fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut [f32]) {
         s_rs: oh * ow,
         d_rs: c,
     };
-    transpose_blocks(dy, wide, shape, &output_rows(g, st, c));
+    transpose_blocks(dy, as_uninit(wide), shape, &output_rows(g, st, c));
 }
 
 /// Forward by shifted windows (see the module docs) of one group of images into `y`, with the
-/// weight rows first (`wr`, from [`rows_first`]).
-fn forward_shifted(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [f32]) {
+/// weight rows first (`wr`, from [`rows_first`]); every cell of `y` is written.
+fn forward_shifted(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<f32>]) {
     let [oh, ow] = g.output();
     let st = Strip::new(g, x.len() / g.in_len());
     let layout = ConvGeometry { batch: st.nb, ..*g };
