@@ -368,6 +368,11 @@ fn bench_kernels(device: &Device, kind: BackendKind, args: &Args) {
 }
 
 fn main() {
+    // The steps run on a worker of Rayon's pool, as the run driver's do (`on_pool`).
+    rankrisk_models::kernels::on_pool(main_body);
+}
+
+fn main_body() {
     let args = Args::parse();
     let threads = std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into());
     println!(

@@ -186,13 +186,43 @@ fn batch_norm_matches_burns_layer_in_training_and_inference() {
                 1e-5,
                 &format!("{name} case {k} inference"),
             );
-            let ours = vec_of(batch_norm_relu_layer(&bn, x));
+            let ours = vec_of(batch_norm_relu_layer(&bn, x.clone()));
             close(
                 ours,
-                vec_of(activation::relu(burns)),
+                vec_of(activation::relu(burns.clone())),
                 1e-5,
                 &format!("{name} case {k} inference relu"),
             );
+            // The inference layer (`valid()`) given a batch on the autodiff device, as the run
+            // driver evaluates: untracked, on the kernel; with a tracked input, through
+            // Burn's ops, the gradient reaching the input.
+            let bn_ad = bn.clone().fork(&ad).valid();
+            let x_ad = tensor(dims, k + 5, &ad);
+            assert!(x_ad.device().is_autodiff());
+            for relu in [false, true] {
+                let want = if relu {
+                    activation::relu(burns.clone())
+                } else {
+                    burns.clone()
+                };
+                let layer = |x: Tensor<4>| {
+                    if relu {
+                        batch_norm_relu_layer(&bn_ad, x)
+                    } else {
+                        batch_norm_layer(&bn_ad, x)
+                    }
+                };
+                let what = format!("{name} case {k} relu {relu} inference on autodiff");
+                close(
+                    vec_of(layer(x_ad.clone())),
+                    vec_of(want.clone()),
+                    1e-5,
+                    &what,
+                );
+                let tracked = x_ad.clone().require_grad();
+                let grads = layer(tracked.clone()).sum().backward();
+                assert!(tracked.grad(&grads).is_some(), "{what}: no input gradient");
+            }
         }
     }
 }

@@ -14,7 +14,9 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::ops::{ActivationOps, ConvOptions, ModuleOps};
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{Autodiff, Backend, ExtensionType, Flex, NdArray, backend_extension};
+use burn::backend::{
+    Autodiff, AutodiffBackend, Backend, ExtensionType, Flex, NdArray, backend_extension,
+};
 use burn::tensor::Shape;
 
 use super::batch_norm::{self, BnShape, Normalization};
@@ -466,8 +468,9 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
         }
     }
 
-    /// Burn's own (differentiable) batch norm: in inference mode on an autodiff device, a frozen
-    /// batch norm still passes gradients to its input.
+    /// The kernel where nothing is tracked (evaluating a model on its autodiff device);
+    /// otherwise Burn's own (differentiable) batch norm: in inference mode on an autodiff
+    /// device, a frozen batch norm still passes gradients to its input and parameters.
     fn batch_norm_inference_kernel(
         x: FloatTensor<Self>,
         gamma: FloatTensor<Self>,
@@ -477,6 +480,18 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
         epsilon: f64,
         relu: bool,
     ) -> FloatTensor<Self> {
+        if !x.is_tracked() && !gamma.is_tracked() && !beta.is_tracked() {
+            let y = B::bn_inference(
+                x.into_primitive(),
+                gamma.into_primitive(),
+                beta.into_primitive(),
+                mean.into_primitive(),
+                var.into_primitive(),
+                epsilon,
+                relu,
+            );
+            return <Self as AutodiffBackend>::from_inner(y);
+        }
         let y = <Self as ModuleOps<Self>>::batch_norm(x, gamma, beta, mean, var, epsilon);
         if relu {
             <Self as ActivationOps<Self>>::relu(y)

@@ -113,6 +113,19 @@ pub fn train_image_task<M: Scorer>(
     device: &Device,
     cfg: &RunConfig,
 ) -> Result<RunSummary, RunError> {
+    // On a worker of Rayon's pool, where the kernels' parallel loops start without a wake-up
+    // (`on_pool`'s docs).
+    rankrisk_models::kernels::on_pool(|| train_on_worker(model, train, val, test, device, cfg))
+}
+
+fn train_on_worker<M: Scorer>(
+    model: M,
+    train: &dyn ImageSource,
+    val: &dyn ImageSource,
+    test: Option<&dyn ImageSource>,
+    device: &Device,
+    cfg: &RunConfig,
+) -> Result<RunSummary, RunError> {
     cfg.validate()?;
     let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
     let task_labels = labels_of(train);
