@@ -15,7 +15,10 @@
 //! - [`aucm`], [`mb_pauc`]: the deep baselines of the pAUC paper (AUC-M with PESG, mini-batch
 //!   pAUC; CE is [`Erm`] with the logistic loss);
 //! - [`dro_pauc`]: LibAUC's partial-AUC family by DRO (Zhu et al. 2022): SOPA and SOPA-s for
-//!   the one-way pAUC over FPR [0, beta], SOTA-s for the two-way pAUC;
+//!   the one-way pAUC over FPR [0, beta], SOTA-s for the two-way pAUC, and LibAUC 2.0's
+//!   exact two-way STACO;
+//! - [`instance_pauc`]: the instance-wise one- and two-way pAUC by learned thresholds, PAUCI
+//!   (softplus selection) and UPAUCI (one selection weight per instance);
 //! - [`run`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
@@ -30,6 +33,7 @@ pub mod checkpoint;
 pub mod deep_admm;
 pub mod deep_sbcd;
 pub mod dro_pauc;
+pub mod instance_pauc;
 pub mod learner;
 pub mod mb_pauc;
 pub mod objective;
@@ -41,6 +45,7 @@ pub mod state_record;
 pub use aucm::{AucM, AucMConfig};
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};
 pub use deep_sbcd::{BurnModel, DeepSbcd};
-pub use dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
+pub use dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig};
+pub use instance_pauc::{Pauci, PauciConfig, Upauci, UpauciConfig};
 pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 pub use objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};

@@ -10,7 +10,11 @@
 //!   the inner mean tracked per positive by a moving average `u_i` (SOPA-s);
 //! - [`SotaS`]: the two-way pAUC (TPR `>= alpha`, FPR `<= beta` handled through `lambda` and
 //!   `tau`), `F(w) = tau log(1/N+ sum_i (1/N- sum_j exp(L_ij / lambda))^(lambda / tau))`, with
-//!   the per-positive `u_i` and one outer moving average `v` (SOTA-s).
+//!   the per-positive `u_i` and one outer moving average `v` (SOTA-s);
+//! - [`Staco`]: the exact two-way pAUC that LibAUC 2.0 added (TPR `>= 1 - theta_0`, FPR
+//!   `<= theta_1`), a CVaR over each positive's pair losses inside a CVaR over the positives,
+//!   with a dual and a threshold per positive and one global threshold (STACO; Zhou et al.,
+//!   TMLR 2025).
 //!
 //! `L_ij = max(m - (h_i - h_j), 0)^2` is the squared hinge with margin `m` on the sigmoid
 //! scores `h = sigmoid(s)`, the surrogate and the score map of LibAUC's implementation; the
@@ -26,6 +30,7 @@
 
 mod cvar;
 mod kl;
+mod staco;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +39,7 @@ use crate::train::objective::{TrainError, check_batch, training_positives};
 
 pub use cvar::{Sopa, SopaConfig};
 pub use kl::{SopaS, SopaSConfig, SotaS, SotaSConfig};
+pub use staco::{Staco, StacoConfig};
 
 /// The squared hinge `max(m - t, 0)^2` of `t = h_i - h_j` and its derivative in `t`.
 pub(super) fn squared_hinge(margin: f64, t: f64) -> (f64, f64) {
