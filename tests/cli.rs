@@ -656,6 +656,9 @@ mod train_config {
             ("sopa", None),
             ("sopa-s", Some("sopas")),
             ("sota-s", Some("sotas")),
+            ("staco", None),
+            ("pauci", None),
+            ("upauci", None),
         ] {
             let text = format!("task = \"long-tailed\"\nmethod = \"{written}\"\n");
             let runs = parse_config(&text, false, "x").unwrap();

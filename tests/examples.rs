@@ -617,7 +617,7 @@ fn multi_label_chexpert_trains_five_outputs_on_real_labels_and_images() {
 fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
     let Some(dir) = fashion_dir() else { return };
     let root = scratch("sopa");
-    for method in ["sopa", "sopa-s", "sota-s"] {
+    for method in ["sopa", "sopa-s", "sota-s", "staco", "pauci", "upauci"] {
         let run = |name: &str, epochs: usize, resume: bool| {
             let out = root.join(format!("{method}-{name}"));
             let cfg = root.join(format!("{method}-{name}.toml"));
@@ -639,7 +639,8 @@ fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
             (out, o)
         };
         // Two passes at once, and one pass then a second resumed from the checkpoint (which
-        // holds the per-positive thresholds or moving averages).
+        // holds the per-positive thresholds, duals or moving averages, the scalars, or the
+        // per-instance weights).
         let (whole, printed) = run("whole", 2, false);
         run("split", 1, false);
         let (split, _) = run("split", 2, true);

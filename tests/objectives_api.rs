@@ -13,8 +13,8 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 use rankrisk::train::{
-    AucMConfig, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, SopaConfig, SopaSConfig,
-    SotaSConfig, TrainError,
+    AucMConfig, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, PauciConfig, SopaConfig,
+    SopaSConfig, SotaSConfig, StacoConfig, TrainError, UpauciConfig,
 };
 use rankrisk::weights::Weights;
 
@@ -102,6 +102,9 @@ fn forward_gives_the_gradients_and_loss_of_the_cpu_interface() {
     forward_is_the_cpu_interface("SOPA-s", SopaSConfig::new().init(&LABELS).unwrap());
     forward_is_the_cpu_interface("SOTA-s", SotaSConfig::new().init(&LABELS).unwrap());
     forward_is_the_cpu_interface("AUC-M", AucMConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("STACO", StacoConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("PAUCI", PauciConfig::new().init().unwrap());
+    forward_is_the_cpu_interface("UPAUCI", UpauciConfig::new().init(LABELS.len()).unwrap());
 }
 
 #[test]
@@ -164,6 +167,16 @@ fn records_continue_bit_for_bit_after_a_burnpack_round_trip() {
     record_round_trip("SOPA-s", || SopaSConfig::new().init(&LABELS).unwrap());
     record_round_trip("SOTA-s", || SotaSConfig::new().init(&LABELS).unwrap());
     record_round_trip("AUC-M", || AucMConfig::new().init(&LABELS).unwrap());
+    record_round_trip("STACO", || StacoConfig::new().init(&LABELS).unwrap());
+    record_round_trip("PAUCI", || {
+        PauciConfig::new().with_alpha(0.5).init().unwrap()
+    });
+    record_round_trip("UPAUCI", || {
+        UpauciConfig::new()
+            .with_alpha(0.5)
+            .init(LABELS.len())
+            .unwrap()
+    });
     // The stateless objectives round-trip an empty record.
     let erm = ErmConfig::new().init().unwrap();
     let record = ModuleRecord::from_bytes(erm.into_record().into_bytes().unwrap()).unwrap();

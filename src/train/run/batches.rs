@@ -11,7 +11,10 @@ use rankrisk_models::Scorer;
 use crate::math::loss::Loss;
 use crate::pauc::objective::PairLoss;
 use crate::train::aucm::{AucM, AucMConfig};
-use crate::train::dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig};
+use crate::train::dro_pauc::{
+    Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig,
+};
+use crate::train::instance_pauc::{Pauci, PauciConfig, Upauci, UpauciConfig};
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
@@ -36,6 +39,12 @@ pub(crate) enum BatchObjective {
     SopaS(SopaS),
     /// SOTA-s.
     SotaS(SotaS),
+    /// STACO.
+    Staco(Staco),
+    /// PAUCI.
+    Pauci(Pauci),
+    /// UPAUCI.
+    Upauci(Upauci),
 }
 
 impl BatchObjective {
@@ -105,6 +114,46 @@ impl BatchObjective {
         ))
     }
 
+    /// STACO over the run's two-way region (`theta_0 = 1 - tpr_min`, `theta_1 = fpr_max`).
+    pub(crate) fn staco(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
+        Ok(BatchObjective::Staco(
+            StacoConfig::new()
+                .with_theta_0(1.0 - cfg.tpr_min)
+                .with_theta_1(cfg.fpr_max)
+                .with_margin(cfg.staco_margin)
+                .with_alpha(cfg.staco_alpha)
+                .with_beta_0(cfg.staco_beta_0)
+                .with_beta_1(cfg.staco_beta_1)
+                .init(labels)?,
+        ))
+    }
+
+    /// PAUCI over the run's region (`alpha = 1 - tpr_min`, `beta = fpr_max`).
+    pub(crate) fn pauci(cfg: &RunConfig) -> Result<Self, RunError> {
+        Ok(BatchObjective::Pauci(
+            PauciConfig::new()
+                .with_alpha(1.0 - cfg.tpr_min)
+                .with_beta(cfg.fpr_max)
+                .with_kappa(cfg.kappa)
+                .with_omega(cfg.omega())
+                .with_lr(cfg.scalar_lr)
+                .init()?,
+        ))
+    }
+
+    /// UPAUCI over the run's region, one weight per training sample.
+    pub(crate) fn upauci(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
+        Ok(BatchObjective::Upauci(
+            UpauciConfig::new()
+                .with_alpha(1.0 - cfg.tpr_min)
+                .with_beta(cfg.fpr_max)
+                .with_omega(cfg.omega())
+                .with_lr(cfg.scalar_lr)
+                .with_lr_weights(cfg.weights_lr)
+                .init(labels.len())?,
+        ))
+    }
+
     /// The objective behind the variant.
     fn objective(&self) -> &dyn Objective {
         match self {
@@ -114,6 +163,9 @@ impl BatchObjective {
             BatchObjective::Sopa(o) => o,
             BatchObjective::SopaS(o) => o,
             BatchObjective::SotaS(o) => o,
+            BatchObjective::Staco(o) => o,
+            BatchObjective::Pauci(o) => o,
+            BatchObjective::Upauci(o) => o,
         }
     }
 
@@ -126,6 +178,9 @@ impl BatchObjective {
             BatchObjective::Sopa(o) => o,
             BatchObjective::SopaS(o) => o,
             BatchObjective::SotaS(o) => o,
+            BatchObjective::Staco(o) => o,
+            BatchObjective::Pauci(o) => o,
+            BatchObjective::Upauci(o) => o,
         }
     }
 

@@ -37,6 +37,13 @@ pub enum Method {
     #[serde(alias = "sotas")]
     #[value(alias = "sotas")]
     SotaS,
+    /// STACO: the exact two-way pAUC of LibAUC 2.0 (Zhou et al., TMLR 2025).
+    Staco,
+    /// PAUCI: instance-wise one- or two-way pAUC, softplus selection (Shao et al. 2022).
+    Pauci,
+    /// UPAUCI: instance-wise one- or two-way pAUC, a selection weight per instance (Jiang et
+    /// al. 2025).
+    Upauci,
 }
 
 impl Method {
@@ -50,6 +57,9 @@ impl Method {
             Method::Sopa => "SOPA",
             Method::SopaS => "SOPA-s",
             Method::SotaS => "SOTA-s",
+            Method::Staco => "STACO",
+            Method::Pauci => "PAUCI",
+            Method::Upauci => "UPAUCI",
         }
     }
 }
@@ -145,6 +155,49 @@ pub struct RunConfig {
     #[arg(long, default_value_t = defaults::dro_gamma())]
     #[serde(default = "defaults::dro_gamma")]
     pub dro_gamma: f64,
+    /// STACO, PAUCI, UPAUCI: the region's TPR bound; they train on the lowest-scored
+    /// `1 - tpr_min` share of the positives (STACO's `1 - theta_0`, PAUCI's `1 - alpha`), 0
+    /// on all of them (PAUCI and UPAUCI then train the one-way pAUC).
+    #[arg(long, default_value_t = defaults::tpr_min())]
+    #[serde(default = "defaults::tpr_min")]
+    pub tpr_min: f64,
+    /// STACO, PAUCI, UPAUCI: the region's FPR bound (STACO's `theta_1`, PAUCI's `beta`).
+    #[arg(long, default_value_t = defaults::fpr_max())]
+    #[serde(default = "defaults::fpr_max")]
+    pub fpr_max: f64,
+    /// STACO: margin of its squared hinge (LibAUC's `threshold`).
+    #[arg(long, default_value_t = defaults::staco_margin())]
+    #[serde(default = "defaults::staco_margin")]
+    pub staco_margin: f64,
+    /// STACO: step size of the per-positive duals (LibAUC's `alpha`).
+    #[arg(long, default_value_t = defaults::staco_alpha())]
+    #[serde(default = "defaults::staco_alpha")]
+    pub staco_alpha: f64,
+    /// STACO: step size of the per-positive thresholds (LibAUC's `beta_0`).
+    #[arg(long, default_value_t = defaults::staco_beta_0())]
+    #[serde(default = "defaults::staco_beta_0")]
+    pub staco_beta_0: f64,
+    /// STACO: step size of the global threshold (LibAUC's `beta_1`).
+    #[arg(long, default_value_t = defaults::staco_beta_1())]
+    #[serde(default = "defaults::staco_beta_1")]
+    pub staco_beta_1: f64,
+    /// PAUCI: sharpness of the softplus selection (the released code's `kappa`).
+    #[arg(long, default_value_t = defaults::kappa())]
+    #[serde(default = "defaults::kappa")]
+    pub kappa: f64,
+    /// PAUCI, UPAUCI: extra concavity `omega` (default [`RunConfig::omega`]: PAUCI 0 as its
+    /// released code, UPAUCI 0.1).
+    #[arg(long)]
+    #[serde(default)]
+    pub omega: Option<f64>,
+    /// PAUCI, UPAUCI: step size of the scalars' projected steps.
+    #[arg(long, default_value_t = defaults::scalar_lr())]
+    #[serde(default = "defaults::scalar_lr")]
+    pub scalar_lr: f64,
+    /// UPAUCI: step size of the per-instance weights' projected ascent.
+    #[arg(long, default_value_t = defaults::weights_lr())]
+    #[serde(default = "defaults::weights_lr")]
+    pub weights_lr: f64,
     /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
     /// (0: none).
     #[arg(long, default_value_t = defaults::bootstrap())]
@@ -309,6 +362,8 @@ impl RunConfig {
                 self.dro_gamma,
                 self.dro_gamma > 0.0 && self.dro_gamma <= 1.0,
             ),
+            ("staco_margin", self.staco_margin, self.staco_margin > 0.0),
+            ("kappa", self.kappa, self.kappa > 0.0),
         ] {
             if !(ok && value.is_finite()) {
                 let allowed = if key == "dro_gamma" {
@@ -318,6 +373,30 @@ impl RunConfig {
                 };
                 return bad(key, format!("must be {allowed}, got {value}"));
             }
+        }
+        for (key, value) in [
+            ("staco_alpha", self.staco_alpha),
+            ("staco_beta_0", self.staco_beta_0),
+            ("staco_beta_1", self.staco_beta_1),
+            ("omega", self.omega()),
+            ("scalar_lr", self.scalar_lr),
+            ("weights_lr", self.weights_lr),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return bad(key, format!("must be >= 0 and finite, got {value}"));
+            }
+        }
+        if !((0.0..1.0).contains(&self.tpr_min)) {
+            return bad(
+                "tpr_min",
+                format!("must be in [0, 1), got {}", self.tpr_min),
+            );
+        }
+        if !(self.fpr_max > 0.0 && self.fpr_max <= 1.0) {
+            return bad(
+                "fpr_max",
+                format!("must be in (0, 1], got {}", self.fpr_max),
+            );
         }
         if let Some(c) = self.grad_clip
             && !(c.is_finite() && c >= 0.0)
@@ -373,33 +452,52 @@ impl RunConfig {
     }
 
     /// The learning rate: the setting, else the method's default: CE 1e-3 with Adam (as the
-    /// paper trains it), SOPA, SOPA-s and SOTA-s with Adam at LibAUC's default 1e-3, AUC-M
+    /// paper trains it), SOPA, SOPA-s, SOTA-s and STACO with Adam at LibAUC's default 1e-3
+    /// (PAUCI and UPAUCI the same, their network on Adam), AUC-M
     /// and MB 0.1 (measured on Fashion-MNIST-LT with ResNet-20), AGD-SBCD
     /// [`DeepSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image slice, 2
     /// passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the earlier mean
     /// start c = 1 had been the better one).
     pub fn lr(&self) -> f64 {
         self.lr.unwrap_or(match self.method {
-            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => 1e-3,
+            Method::Ce
+            | Method::Sopa
+            | Method::SopaS
+            | Method::SotaS
+            | Method::Staco
+            | Method::Pauci
+            | Method::Upauci => 1e-3,
             Method::Sbcd => DeepSbcdConfig::new(0.05, 0.5).c,
             Method::Aucm | Method::Mb => 0.1,
         })
     }
 
-    /// The gradient clamp in use: the setting (0: none), else 1 for SOPA and none for the
-    /// other methods.
+    /// The gradient clamp in use: the setting (0: none), else 1 for SOPA and for STACO (LibAUC's
+    /// `STACO` optimizer clamps at 1 by default) and none for the other methods.
     pub fn clip(&self) -> Option<f64> {
         match self.grad_clip {
-            None => (self.method == Method::Sopa).then_some(1.0),
+            None => matches!(self.method, Method::Sopa | Method::Staco).then_some(1.0),
             Some(c) => (c != 0.0).then_some(c),
         }
     }
 
+    /// PAUCI's and UPAUCI's `omega`: the setting, else PAUCI's 0 (its released code) and
+    /// UPAUCI's 0.1 ([`UpauciConfig`](crate::train::UpauciConfig)'s).
+    pub fn omega(&self) -> f64 {
+        self.omega.unwrap_or(match self.method {
+            Method::Upauci => crate::train::UpauciConfig::new().omega,
+            _ => crate::train::PauciConfig::new().omega,
+        })
+    }
+
     /// These settings with the per-method defaults written in (`lr`, `grad_clip`: 0 for
-    /// none), as a run's folder keeps them.
+    /// none, `omega`), as a run's folder keeps them.
     pub fn resolved(mut self) -> Self {
         self.lr = Some(self.lr());
         self.grad_clip = Some(self.clip().unwrap_or(0.0));
+        if matches!(self.method, Method::Pauci | Method::Upauci) {
+            self.omega = Some(self.omega());
+        }
         self
     }
 
@@ -442,7 +540,45 @@ fn sbcd_setting(e: PaucError) -> RunError {
 /// The objectives' settings take their objective configs' defaults (LibAUC's), so that those
 /// are written once.
 mod defaults {
-    use crate::train::dro_pauc::{SopaConfig, SopaSConfig, SotaSConfig};
+    use crate::train::dro_pauc::{SopaConfig, SopaSConfig, SotaSConfig, StacoConfig};
+    use crate::train::instance_pauc::{PauciConfig, UpauciConfig};
+
+    /// The two-way region of issue 42's tables: TPR >= 0.7.
+    pub fn tpr_min() -> f64 {
+        0.7
+    }
+    /// The two-way region of issue 42's tables: FPR <= 0.3.
+    pub fn fpr_max() -> f64 {
+        0.3
+    }
+    /// LibAUC's `tpAUC_CVaR_loss` `threshold` ([`StacoConfig`]'s).
+    pub fn staco_margin() -> f64 {
+        StacoConfig::new().margin
+    }
+    /// LibAUC's `tpAUC_CVaR_loss` `alpha` ([`StacoConfig`]'s).
+    pub fn staco_alpha() -> f64 {
+        StacoConfig::new().alpha
+    }
+    /// LibAUC's `tpAUC_CVaR_loss` `beta_0` ([`StacoConfig`]'s).
+    pub fn staco_beta_0() -> f64 {
+        StacoConfig::new().beta_0
+    }
+    /// LibAUC's `tpAUC_CVaR_loss` `beta_1` ([`StacoConfig`]'s).
+    pub fn staco_beta_1() -> f64 {
+        StacoConfig::new().beta_1
+    }
+    /// The released PAUCI code's `kappa` ([`PauciConfig`]'s).
+    pub fn kappa() -> f64 {
+        PauciConfig::new().kappa
+    }
+    /// [`PauciConfig`]'s scalar step.
+    pub fn scalar_lr() -> f64 {
+        PauciConfig::new().lr
+    }
+    /// [`UpauciConfig`]'s weight step.
+    pub fn weights_lr() -> f64 {
+        UpauciConfig::new().lr_weights
+    }
 
     /// LibAUC's margin of the squared hinge ([`SopaConfig`]'s).
     pub fn margin() -> f64 {

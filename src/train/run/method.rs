@@ -55,6 +55,9 @@ impl Trainer {
             Method::Sopa => |cfg, labels, _| BatchObjective::sopa(cfg, labels),
             Method::SopaS => |cfg, labels, _| BatchObjective::sopa_s(cfg, labels),
             Method::SotaS => |cfg, labels, _| BatchObjective::sota_s(cfg, labels),
+            Method::Staco => |cfg, labels, _| BatchObjective::staco(cfg, labels),
+            Method::Pauci => |cfg, _, _| BatchObjective::pauci(cfg),
+            Method::Upauci => |cfg, labels, _| BatchObjective::upauci(cfg, labels),
         };
         let objectives = task_labels
             .iter()
@@ -82,7 +85,7 @@ impl Trainer {
                 key: "method",
                 message: format!(
                     "AGD-SBCD trains one task; a multi-label run ({} tasks) takes ce, aucm, mb, \
-                     sopa, sopa-s or sota-s",
+                     sopa, sopa-s, sota-s, staco, pauci or upauci",
                     task_labels.len()
                 ),
             }),
@@ -114,15 +117,21 @@ impl Trainer {
     }
 
     /// The optimizer of the method: Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
-    /// SOTA-s (LibAUC's optimizers default to their Adam mode); SGD for the rest, AGD-SBCD's
+    /// SOTA-s, STACO (LibAUC's optimizers default to their Adam mode), and for PAUCI and
+    /// UPAUCI's network (their scalars take their own projected steps; the paper's ASGDA is
+    /// not built); SGD for the rest, AGD-SBCD's
     /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
     /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
         let clip = cfg.clip().map(|c| GradientClippingConfig::Value(c as f32));
         match cfg.method {
-            Method::Ce | Method::Sopa | Method::SopaS | Method::SotaS => {
-                AdamConfig::new().with_grad_clipping(clip).init()
-            }
+            Method::Ce
+            | Method::Sopa
+            | Method::SopaS
+            | Method::SotaS
+            | Method::Staco
+            | Method::Pauci
+            | Method::Upauci => AdamConfig::new().with_grad_clipping(clip).init(),
             Method::Aucm | Method::Mb | Method::Sbcd => {
                 SgdConfig::new().with_gradient_clipping(clip).init()
             }
