@@ -338,3 +338,72 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
         .unwrap_err();
     assert!(e.to_string().contains("another training set"), "{e}");
 }
+
+/// STACO against LibAUC 2.0.1's `tpAUC_CVaR_loss` on the same batches
+/// (`tests/data/staco_libauc.json`, written by `benches/peers/staco_fixture.py`): the score
+/// gradients and the duals and thresholds after every step, for LibAUC's defaults and for
+/// settings whose duals reach both ends of [0, 1]. LibAUC computes in float32.
+#[test]
+fn staco_follows_libauc_step_by_step() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("data/staco_libauc.json")).unwrap();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let n = fixture["n"].as_u64().unwrap() as usize;
+    let positive: Vec<usize> = floats(&fixture["positive"])
+        .iter()
+        .map(|&i| i as usize)
+        .collect();
+    let labels: Vec<f64> = (0..n)
+        .map(|i| if positive.contains(&i) { 1.0 } else { -1.0 })
+        .collect();
+    let close = |got: f64, want: f64, what: &str| {
+        assert!(
+            (got - want).abs() <= 2e-6 + 1e-5 * want.abs(),
+            "{what}: ours {got}, LibAUC's {want}"
+        );
+    };
+    for (c, case) in fixture["cases"].as_array().unwrap().iter().enumerate() {
+        let s = &case["settings"];
+        let mut staco = StacoConfig::new()
+            .with_margin(f(&s["threshold"]))
+            .with_alpha(f(&s["alpha"]))
+            .with_beta_0(f(&s["beta_0"]))
+            .with_beta_1(f(&s["beta_1"]))
+            .with_theta_0(f(&s["theta_0"]))
+            .with_theta_1(f(&s["theta_1"]))
+            .init(&labels)
+            .unwrap();
+        let steps = case["steps"].as_array().unwrap();
+        assert!(steps.len() >= 5, "case {c}: {} steps", steps.len());
+        for (k, step) in steps.iter().enumerate() {
+            let ids: Vec<usize> = floats(&step["ids"]).iter().map(|&i| i as usize).collect();
+            let logits = floats(&step["logits"]);
+            let y: Vec<f64> = floats(&step["labels"])
+                .iter()
+                .map(|&l| if l > 0.5 { 1.0 } else { -1.0 })
+                .collect();
+            let g = staco.batch_gradient(&logits, &y, &ids).unwrap();
+            for (i, (&s, &want)) in logits.iter().zip(&floats(&step["grad_scores"])).enumerate() {
+                let h = 1.0 / (1.0 + (-s).exp());
+                let what = format!("case {c}, step {k}, score {i}");
+                close(f64::from(g.grad[i]), want * h * (1.0 - h), &what);
+            }
+            for (i, (&got, &want)) in staco.duals.iter().zip(&floats(&step["duals"])).enumerate() {
+                close(got, want, &format!("case {c}, step {k}, dual {i}"));
+            }
+            let thresholds = floats(&step["thresholds"]);
+            for (i, (&got, &want)) in staco.thresholds.iter().zip(&thresholds).enumerate() {
+                close(got, want, &format!("case {c}, step {k}, threshold {i}"));
+            }
+            let what = format!("case {c}, step {k}, global threshold");
+            close(staco.global, f(&step["global_threshold"]), &what);
+        }
+    }
+}
