@@ -678,3 +678,52 @@ fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
     }
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// Every row carries the two-way pAUC of the run's region, `select = "two-way"` picks the row
+/// with the highest validation two-way pAUC (the pAUC's choice may differ), the saved scores
+/// give the best row's test figure again, and the results table shows it with its region.
+#[test]
+fn two_way_pauc_is_reported_and_can_select_the_model() {
+    let Some(dir) = fashion_dir() else { return };
+    let root = scratch("two-way");
+    let out = root.join("run");
+    let cfg = root.join("run.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nout = {out:?}\n\
+             method = \"staco\"\nepochs = 3\nlimit = 600\ntest_limit = 400\nquiet = true\n\
+             bootstrap = 0\nselect = \"two-way\"\ntpr_min = 0.6\nfpr_max = 0.4\n"
+        ),
+    )
+    .unwrap();
+    let o = train(&cfg);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s.history.len(), 3);
+    let best = s.best.val_two_way.unwrap();
+    for h in &s.history {
+        assert!(h.val_two_way.unwrap() <= best, "{h:?}");
+        assert!(h.test_two_way.is_some());
+    }
+    // The test figure again from the best model's saved scores, in LibAUC's convention.
+    let scores = std::fs::read_to_string(out.join("scores_test.csv")).unwrap();
+    let (mut y, mut v) = (Vec::new(), Vec::new());
+    for line in scores.lines().skip(1) {
+        let (l, x) = line.split_once(',').unwrap();
+        y.push(l.parse::<f64>().unwrap());
+        v.push(x.parse::<f64>().unwrap());
+    }
+    let again = rankrisk::metrics::conventions::libauc_two_way_pauc(&v, &y, 0.6, 0.4).unwrap();
+    assert!((again - s.best.test_two_way.unwrap()).abs() < 1e-12);
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains(&format!(
+            "{:.4} (TPR >= 0.6, FPR <= 0.4)",
+            s.best.test_two_way.unwrap()
+        )),
+        "{printed}"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}

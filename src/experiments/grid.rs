@@ -106,16 +106,18 @@ pub struct GridRun {
     pub summary: RunSummary,
 }
 
-/// The index of the point whose best evaluation has the highest validation pAUC (the first on
-/// a tie; a NaN validation pAUC never wins), or `None` for an empty grid.
+/// The index of the point whose best evaluation has the highest validation figure of its
+/// run's `select` (the pAUC, or the two-way pAUC; the first on a tie; a NaN never wins), or
+/// `None` for an empty grid.
 pub fn select(runs: &[GridRun]) -> Option<usize> {
+    let figure = |r: &GridRun| r.summary.best.selection_figure(r.summary.config.select);
     let mut chosen: Option<usize> = None;
     for (i, r) in runs.iter().enumerate() {
-        let v = r.summary.best.val_pauc;
+        let v = figure(r);
         if v.is_nan() {
             continue;
         }
-        if chosen.is_none_or(|c| v > runs[c].summary.best.val_pauc) {
+        if chosen.is_none_or(|c| v > figure(&runs[c])) {
             chosen = Some(i);
         }
     }

@@ -10,7 +10,7 @@ use super::ExperimentError;
 use super::plan::{Planned, Run, parse_plan, read_config, resolve, to_toml};
 use crate::experiments::args::ImageArgs;
 use crate::tasks::ImageTask;
-use crate::tasks::report::{ResultRow, markdown};
+use crate::tasks::report::{ResultRow, TwoWayFigure, markdown};
 use crate::train::checkpoint::RunLock;
 use crate::train::run::{RunSummary, resume};
 
@@ -184,5 +184,10 @@ pub fn row(data: String, s: &RunSummary) -> ResultRow {
         fpr: (s.config.alpha, s.config.beta),
         test_accuracy: None,
         seconds: s.history.last().map_or(0.0, |h| h.seconds),
+        test_two_way: s.best.test_two_way.map(|value| TwoWayFigure {
+            value,
+            tpr_min: s.config.tpr_min,
+            fpr_max: s.config.fpr_max,
+        }),
     }
 }

@@ -25,6 +25,19 @@ pub struct ResultRow {
     pub test_accuracy: Option<f64>,
     /// Training seconds.
     pub seconds: f64,
+    /// The test two-way pAUC with its region, where it was computed (image runs).
+    pub test_two_way: Option<TwoWayFigure>,
+}
+
+/// A two-way pAUC (LibAUC's convention) with its region.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TwoWayFigure {
+    /// The pAUC.
+    pub value: f64,
+    /// The region's TPR bound.
+    pub tpr_min: f64,
+    /// The region's FPR bound.
+    pub fpr_max: f64,
 }
 
 /// A figure with its interval, when there is one: `0.9755 [0.9601, 0.9870]`.
@@ -39,14 +52,23 @@ fn with_interval(value: f64, ci: Option<[f64; 2]>) -> String {
 /// bootstrap for the pAUC).
 pub fn markdown(rows: &[ResultRow]) -> String {
     let mut out = String::from(
-        "| data | method | test AUC [95% CI] | test pAUC [95% CI] | FPR range | test accuracy | train s |\n|---|---|---|---|---|---|---|\n",
+        "| data | method | test AUC [95% CI] | test pAUC [95% CI] | FPR range | test two-way pAUC | test accuracy | train s |\n|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let acc = r
             .test_accuracy
             .map_or_else(|| "-".to_string(), |a| format!("{a:.4}"));
+        let two_way = r.test_two_way.map_or_else(
+            || "-".to_string(),
+            |t| {
+                format!(
+                    "{:.4} (TPR >= {}, FPR <= {})",
+                    t.value, t.tpr_min, t.fpr_max
+                )
+            },
+        );
         out.push_str(&format!(
-            "| {} | {} | {} | {} | [{}, {}] | {acc} | {:.1} |\n",
+            "| {} | {} | {} | {} | [{}, {}] | {two_way} | {acc} | {:.1} |\n",
             r.data,
             r.method,
             with_interval(r.test_auc, r.test_auc_ci),

@@ -217,6 +217,7 @@ impl TabularTask {
                     .map_err(metric)?,
             ),
             fpr: (alpha, beta),
+            test_two_way: None,
             test_accuracy: Some(accuracy(&s, &test.y)),
             seconds,
         })

@@ -64,6 +64,18 @@ impl Method {
     }
 }
 
+/// What a run selects its best model by, on the validation set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Select {
+    /// The pAUC over the FPR range `[alpha, beta]`.
+    #[default]
+    Pauc,
+    /// The two-way pAUC, TPR `>= tpr_min` and FPR `<= fpr_max` (LibAUC's convention,
+    /// `metrics::conventions::libauc_two_way_pauc`).
+    TwoWay,
+}
+
 /// Settings of an image training run: the one settings type of the library, the command line
 /// (its fields are the flags of `cifar_lt`, `chexpert` and `rankrisk train`'s image runs,
 /// flattened into each task's flags) and the config files (the same names as keys), and what a
@@ -155,13 +167,19 @@ pub struct RunConfig {
     #[arg(long, default_value_t = defaults::dro_gamma())]
     #[serde(default = "defaults::dro_gamma")]
     pub dro_gamma: f64,
-    /// STACO, PAUCI, UPAUCI: the region's TPR bound; they train on the lowest-scored
-    /// `1 - tpr_min` share of the positives (STACO's `1 - theta_0`, PAUCI's `1 - alpha`), 0
-    /// on all of them (PAUCI and UPAUCI then train the one-way pAUC).
+    /// The validation figure that picks the best model (`best.bpk`, the summary's `best`):
+    /// the pAUC over `[alpha, beta]`, or the two-way pAUC over `tpr_min` / `fpr_max`.
+    #[arg(long, value_enum, default_value = "pauc")]
+    #[serde(default)]
+    pub select: Select,
+    /// The two-way pAUC every run reports, and STACO, PAUCI and UPAUCI train: its TPR bound.
+    /// They train on the lowest-scored `1 - tpr_min` share of the positives (STACO's
+    /// `1 - theta_0`, PAUCI's `1 - alpha`); 0 keeps all of them (PAUCI and UPAUCI then train
+    /// the one-way pAUC).
     #[arg(long, default_value_t = defaults::tpr_min())]
     #[serde(default = "defaults::tpr_min")]
     pub tpr_min: f64,
-    /// STACO, PAUCI, UPAUCI: the region's FPR bound (STACO's `theta_1`, PAUCI's `beta`).
+    /// The two-way pAUC's FPR bound (STACO's `theta_1`, PAUCI's `beta`).
     #[arg(long, default_value_t = defaults::fpr_max())]
     #[serde(default = "defaults::fpr_max")]
     pub fpr_max: f64,

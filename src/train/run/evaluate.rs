@@ -13,6 +13,7 @@ use crate::device::bridge::scores_to_cpu;
 use crate::metrics::auc::{auc, pauc};
 use crate::metrics::bootstrap::bootstrap_pauc_interval;
 use crate::metrics::ci::{Bootstrap, DeLong, Interval};
+use crate::metrics::conventions::libauc_two_way_pauc;
 use crate::train::run::error::RunError;
 use crate::train::run::prefetch::for_each_batch;
 use crate::train::run::record::{TaskFigures, roc_plot};
@@ -57,6 +58,9 @@ pub(crate) fn column(v: &[f64], k: usize, t: usize) -> Vec<f64> {
 pub(crate) struct PointEval {
     pub val_auc: f64,
     pub val_pauc: f64,
+    /// The two-way pAUC (None for multi-label runs, or where it is undefined).
+    pub val_two_way: Option<f64>,
+    pub test_two_way: Option<f64>,
     pub val_scores: Vec<f64>,
     pub test_auc: f64,
     pub test_pauc: f64,
@@ -103,6 +107,7 @@ pub(crate) fn evaluate_point<M: Scorer>(
     test: Option<&dyn ImageSource>,
     device: &Device,
     (range, boot): ((f64, f64), &Bootstrap),
+    (tpr_min, fpr_max): (f64, f64),
     step: usize,
 ) -> Result<PointEval, RunError> {
     let finite = |scores: Vec<f64>, set: &str| match scores.iter().position(|v| !v.is_finite()) {
@@ -117,19 +122,25 @@ pub(crate) fn evaluate_point<M: Scorer>(
     if k > 1 {
         return multi_task_point(val_scores, val, test, model, device, range, finite);
     }
-    let (val_auc, val_pauc) = figures(&val_scores, &val.labels(), range);
-    let (test_auc, test_pauc, (test_auc_ci, test_pauc_ci), test_scores) = match test {
+    let two_way = |s: &[f64], labels: &[f64]| libauc_two_way_pauc(s, labels, tpr_min, fpr_max).ok();
+    let val_labels = val.labels();
+    let (val_auc, val_pauc) = figures(&val_scores, &val_labels, range);
+    let val_two_way = two_way(&val_scores, &val_labels);
+    let (test_auc, test_pauc, (test_auc_ci, test_pauc_ci), test_two_way, test_scores) = match test {
         Some(t) => {
             let s = finite(score_all(model, t, device)?, "test")?;
             let labels = t.labels();
             let (a, pa) = figures(&s, &labels, range);
-            (a, pa, intervals(&s, &labels, range, boot), Some(s))
+            let tw = two_way(&s, &labels);
+            (a, pa, intervals(&s, &labels, range, boot), tw, Some(s))
         }
-        None => (f64::NAN, f64::NAN, (None, None), None),
+        None => (f64::NAN, f64::NAN, (None, None), None, None),
     };
     Ok(PointEval {
         val_auc,
         val_pauc,
+        val_two_way,
+        test_two_way,
         val_scores,
         test_auc,
         test_pauc,
@@ -175,6 +186,8 @@ fn multi_task_point<M: Scorer>(
         .collect();
     let mean = |f: fn(&TaskFigures) -> f64| tasks.iter().map(f).sum::<f64>() / k as f64;
     Ok(PointEval {
+        val_two_way: None,
+        test_two_way: None,
         val_auc: mean(|t| t.val_auc),
         val_pauc: mean(|t| t.val_pauc),
         val_scores,

@@ -44,7 +44,7 @@ use crate::train::run::point::Points;
 use crate::train::run::record::{curves_plot, say, write_metrics};
 use crate::train::run::resume::{DataFingerprint, SetFingerprint};
 
-pub use config::{BackendArg, Method, RunConfig};
+pub use config::{BackendArg, Method, RunConfig, Select};
 pub use error::RunError;
 pub use evaluate::{EvalReport, TaskEval, evaluate_model, score_all};
 pub use record::{Candidate, EpochMetrics, RunSummary, TaskFigures};
@@ -127,6 +127,15 @@ fn train_on_worker<M: Scorer>(
     cfg: &RunConfig,
 ) -> Result<RunSummary, RunError> {
     cfg.validate()?;
+    if cfg.select == Select::TwoWay && train.tasks() > 1 {
+        return Err(RunError::Setting {
+            key: "select",
+            message: format!(
+                "two-way selects one task's model; this run has {} tasks (select = \"pauc\")",
+                train.tasks()
+            ),
+        });
+    }
     let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
     let task_labels = labels_of(train);
     let n = train.len();
@@ -279,7 +288,7 @@ fn finish(st: LoopState, bar: &ProgressBar, cfg: &RunConfig) -> Result<RunSummar
         .history
         .iter()
         .fold(None, |b: Option<&EpochMetrics>, h| match b {
-            Some(b) if h.val_pauc > b.val_pauc => Some(h),
+            Some(b) if h.beats(b, cfg.select) => Some(h),
             Some(b) => Some(b),
             None => Some(h),
         })

@@ -79,7 +79,8 @@ impl<'a> Points<'a> {
     }
 
     /// Score `scorer` (candidate `which` of `period`), record its row in `st.history`, save it
-    /// as the best model when its validation pAUC is the highest so far, and report the row.
+    /// as the best model when its validation figure (`select`: the pAUC, or the two-way pAUC)
+    /// is the highest so far, and report the row.
     ///
     /// # Errors
     /// [`RunError`] for a non-finite score or an unwritable output folder.
@@ -99,11 +100,12 @@ impl<'a> Points<'a> {
             self.test,
             self.device,
             ((cfg.alpha, cfg.beta), &self.boot),
+            (cfg.tpr_min, cfg.fpr_max),
             st.steps_done,
         )?;
         let scoring = t.elapsed().as_secs_f64();
         let rec = self.row(&e, which, period, st, eval_start);
-        let is_best = st.history.iter().all(|h| rec.val_pauc > h.val_pauc);
+        let is_best = st.history.iter().all(|h| rec.beats(h, cfg.select));
         st.history.push(rec.clone());
         if is_best {
             self.save_best(scorer, &e, &rec)?;
@@ -136,6 +138,8 @@ impl<'a> Points<'a> {
             test_pauc: e.test_pauc,
             test_auc_ci: e.test_auc_ci,
             test_pauc_ci: e.test_pauc_ci,
+            val_two_way: e.val_two_way,
+            test_two_way: e.test_two_way,
             seconds: st.train_seconds,
             eval_seconds: st.eval_seconds + eval_start.elapsed().as_secs_f64(),
             checkpoint_seconds: st.checkpoint_seconds,

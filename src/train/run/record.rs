@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::auc::roc_curve;
 use crate::metrics::plot::{Series, roc, two_panel_curves};
 use crate::pauc::sbcd::OuterDiagnostics;
-use crate::train::run::config::RunConfig;
+use crate::train::run::config::{RunConfig, Select};
 use crate::train::run::error::RunError;
 
 /// Metrics after an epoch (or an AGD-SBCD outer iteration). For a multi-label run the AUC and
@@ -40,6 +40,13 @@ pub struct EpochMetrics {
     /// seeded by the run's seed), when there is a test set and resamples.
     #[serde(default)]
     pub test_pauc_ci: Option<[f64; 2]>,
+    /// Validation two-way pAUC, TPR `>= tpr_min` and FPR `<= fpr_max` of the run (LibAUC's
+    /// convention); None for multi-label runs and rows written before 2026-11-26.
+    #[serde(default)]
+    pub val_two_way: Option<f64>,
+    /// Test two-way pAUC (as `val_two_way`; None without a test set).
+    #[serde(default)]
+    pub test_two_way: Option<f64>,
     /// Seconds of training so far (evaluation and checkpoints excluded).
     pub seconds: f64,
     /// Median milliseconds per training step over the period (AGD-SBCD: the mean over its SBCD
@@ -65,6 +72,27 @@ pub struct EpochMetrics {
     /// Each task's figures (multi-label runs; empty for one task).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<TaskFigures>,
+}
+
+impl EpochMetrics {
+    /// The validation figure `select` ranks rows by (NaN where a row lacks it, which ranks
+    /// below every number).
+    pub fn selection_figure(&self, select: Select) -> f64 {
+        match select {
+            Select::Pauc => self.val_pauc,
+            Select::TwoWay => self.val_two_way.unwrap_or(f64::NAN),
+        }
+    }
+
+    /// Whether this row is better than `other` by `select` (strictly: the first of equal
+    /// rows stays the best).
+    pub fn beats(&self, other: &EpochMetrics, select: Select) -> bool {
+        let (a, b) = (
+            self.selection_figure(select),
+            other.selection_figure(select),
+        );
+        a > b || (b.is_nan() && !a.is_nan())
+    }
 }
 
 /// One task's figures at an evaluation point of a multi-label run.
@@ -111,7 +139,8 @@ pub struct RunSummary {
     pub config: RunConfig,
     /// One record per evaluation point.
     pub history: Vec<EpochMetrics>,
-    /// The evaluation point with the best validation pAUC (its model is `best.bpk`).
+    /// The evaluation point with the best validation figure of `config.select` (its model is
+    /// `best.bpk`).
     pub best: EpochMetrics,
 }
 
@@ -168,7 +197,8 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
         csv,
         "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
          candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu,eval_seconds,\
-         checkpoint_seconds,test_auc_lower,test_auc_upper,test_pauc_lower,test_pauc_upper,step_ms"
+         checkpoint_seconds,test_auc_lower,test_auc_upper,test_pauc_lower,test_pauc_upper,step_ms,\
+         val_two_way,test_two_way"
     )?;
     // A figure that does not apply (no test set, no AGD-SBCD diagnostics) is an empty field,
     // the CSV convention for a missing value, never `NaN`.
@@ -207,6 +237,8 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
             num(h.test_pauc_ci.map(|c| c[0])),
             num(h.test_pauc_ci.map(|c| c[1])),
             format!("{:.2}", h.step_ms),
+            num(h.val_two_way),
+            num(h.test_two_way),
         ];
         writeln!(csv, "{}", cells.join(","))?;
     }
