@@ -13,6 +13,7 @@ with five methods:
   sopa    libauc pAUC_CVaR_Loss (beta=--beta) + SOPA   (one-way pAUC, exact CVaR)
   sopa-s  libauc pAUC_DRO_Loss (KL-DRO) + SOPAs        (one-way pAUC, smoothed)
   sota-s  libauc tpAUC_KL_Loss + SOTAs                 (two-way pAUC, smoothed)
+  staco   libauc tpAUC_CVaR_loss + STACO             (two-way pAUC, exact; LibAUC 2.0)
 
 Batches: 16 positives + 16 negatives (positive share 0.5), per class a shuffled pool consumed
 without replacement and reshuffled when exhausted -- what LibAUC's
@@ -65,6 +66,9 @@ try:
     import libauc
     from libauc.losses import AUCMLoss, pAUC_CVaR_Loss, pAUC_DRO_Loss, tpAUC_KL_Loss
     from libauc.optimizers import PESG, SOPA, SOPAs, SOTAs
+    # Not in auc.py's __all__ in 2.0.1, so not importable from libauc.losses.
+    from libauc.losses.auc import tpAUC_CVaR_loss
+    from libauc.optimizers.staco import STACO
     from libauc.sampler import DualSampler
 except Exception as e:  # noqa: BLE001
     print(f"libauc not importable: {e}")
@@ -74,7 +78,7 @@ sys.dont_write_bytecode = True  # no __pycache__ next to torch_step.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_step import ResNet20  # noqa: E402
 
-METHODS = ("ce", "aucm", "sopa", "sopa-s", "sota-s")
+METHODS = ("ce", "aucm", "sopa", "sopa-s", "sota-s", "staco")
 # Per-data-set normalization, as src/tasks/long_tailed.rs applies it; chosen by the split's
 # "task" label (export_split writes e.g. "fashion-mnist-LT 0.01 (+3)" or "mnist-LT 0.01 (+3)").
 NORMALIZATION = {"fashion-mnist": (0.2860, 0.3530), "mnist": (0.1307, 0.3081)}
@@ -127,6 +131,15 @@ HPARAMS = {
             #   weight_decay=0, epoch_decay=0)
             "opt": {"mode": "adam", "lr": 1e-3, "weight_decay": 0.0, "clip_value": 1.0},
         },
+        "staco": {
+            # libauc/losses/auc.py:790-799  tpAUC_CVaR_loss(threshold=0.5, alpha=0.1,
+            #   beta_0=0.1, beta_1=0.1, theta_0=0.5, theta_1=0.5); the region (theta_0 =
+            #   1 - --tpr-min, theta_1 = --fpr-max) is set from the run's flags
+            "loss": {"threshold": 0.5, "alpha": 0.1, "beta_0": 0.1, "beta_1": 0.1},
+            # libauc/optimizers/staco.py:45-60  STACO(mode='adam', lr=1e-3, clip_value=1.0,
+            #   weight_decay=0, epoch_decay=0)
+            "opt": {"mode": "adam", "lr": 1e-3, "weight_decay": 0.0, "clip_value": 1.0},
+        },
     },
     "examples": {
         # examples/20_Distributed_Training_for_Optimizing_AUROC.py: lr 0.1, margin 1.0,
@@ -147,6 +160,9 @@ HPARAMS = {
                            "clip_value": 1.0}},
     },
 }
+# LibAUC 2.0.1 has no distributed example script for STACO: its "examples" values are the
+# defaults (the tutorial notebook 18 uses lr 1e-3, alpha = beta_0 = beta_1 = 1e-3 over 60 epochs).
+HPARAMS["examples"]["staco"] = HPARAMS["defaults"]["staco"]
 CE_HPARAMS = {"loss": "BCEWithLogitsLoss", "opt": {"name": "torch.optim.Adam", "lr": 1e-3}}
 
 
@@ -371,7 +387,7 @@ def self_test():
 
 
 # ---------------------------------------------------------------------------- methods
-def build(method, n_train, n_pos, hp, beta, device):
+def build(method, n_train, n_pos, hp, beta, device, region=(0.7, 0.3)):
     """(model, loss_fn, optimizer, uses_index, sigmoid_before_loss, hparams record)."""
     model = ResNet20(in_channels=1, num_outputs=1).to(device)
     if method == "ce":
@@ -404,6 +420,17 @@ def build(method, n_train, n_pos, hp, beta, device):
         opt = SOTAs(model.parameters(), loss_fn=loss_fn, device=device, **ok)
         rec = {"loss": "libauc.losses.tpAUC_KL_Loss", "loss_kwargs": lk,
                "opt": "libauc.optimizers.SOTAs", "opt_kwargs": ok}
+        return model, loss_fn, opt, True, True, rec
+    if method == "staco":
+        # Sigmoid scores into the loss, as our STACO (and LibAUC's SOPA family here) takes
+        # them; LibAUC's STACO tutorial feeds logits. Ids are global (data_length = n_train),
+        # as LibAUC's Trainer passes them.
+        tpr_min, fpr_max = region
+        lk["theta_0"], lk["theta_1"] = 1.0 - tpr_min, fpr_max
+        loss_fn = tpAUC_CVaR_loss(data_length=n_train, device=device, **lk)
+        opt = STACO(model.parameters(), **ok)
+        rec = {"loss": "libauc.losses.auc.tpAUC_CVaR_loss", "loss_kwargs": lk,
+               "opt": "libauc.optimizers.staco.STACO", "opt_kwargs": ok}
         return model, loss_fn, opt, True, True, rec
     raise ValueError(method)
 
@@ -451,7 +478,7 @@ def run_method(method, args, sets, stream, spp, device, versions, sampler_info):
     n_train, n_pos = len(train), int(train.targets.sum())
     torch.manual_seed(args.seed)  # same init for every method
     model, loss_fn, opt, uses_index, sigmoid, rec = build(
-        method, n_train, n_pos, args.hparams, args.beta, device)
+        method, n_train, n_pos, args.hparams, args.beta, device, (args.tpr_min, args.fpr_max))
     model.train()
     steps = stream.shape[0]
     sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
@@ -567,6 +594,10 @@ def main():
     ap.add_argument("--max-steps", type=int, default=None, help="cap on steps (smoke tests)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--beta", type=float, default=0.5)
+    ap.add_argument("--tpr-min", type=float, default=0.7,
+                    help="STACO's region: TPR >= this (theta_0 = 1 - it)")
+    ap.add_argument("--fpr-max", type=float, default=0.3,
+                    help="STACO's region: FPR <= this (theta_1)")
     ap.add_argument("--hparams", choices=("defaults", "examples"), default="defaults",
                     help="LibAUC constructor defaults (default) or its example scripts' values")
     ap.add_argument("--sampler", choices=("own", "libauc"), default="own",
