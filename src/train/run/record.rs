@@ -300,3 +300,46 @@ pub(crate) fn roc_plot(
     let title = format!("ROC on the {set} set, FPR range shaded");
     Ok(roc(path, &title, &series, alpha, beta)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(val_pauc: f64, val_two_way: Option<f64>) -> EpochMetrics {
+        EpochMetrics {
+            epoch: 1,
+            epochs_seen: 1.0,
+            train_loss: 0.5,
+            val_auc: 0.9,
+            val_pauc,
+            test_auc: 0.9,
+            test_pauc: 0.8,
+            test_auc_ci: None,
+            test_pauc_ci: None,
+            val_two_way,
+            test_two_way: None,
+            seconds: 1.0,
+            step_ms: 1.0,
+            eval_seconds: 0.0,
+            checkpoint_seconds: 0.0,
+            cpu_share: 0.0,
+            candidate: Candidate::W,
+            sbcd: None,
+            tasks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn rows_rank_by_the_selected_figure_ties_keep_the_first_and_nan_loses() {
+        let (a, b) = (row(0.9, Some(0.5)), row(0.8, Some(0.7)));
+        assert!(a.beats(&b, Select::Pauc) && !b.beats(&a, Select::Pauc));
+        assert!(b.beats(&a, Select::TwoWay) && !a.beats(&b, Select::TwoWay));
+        // A tie is not a win.
+        assert!(!a.beats(&a.clone(), Select::Pauc));
+        // A missing or NaN figure loses to a number and does not beat one.
+        let (none, nan) = (row(f64::NAN, None), row(0.95, Some(f64::NAN)));
+        assert!(a.beats(&none, Select::Pauc) && !none.beats(&a, Select::Pauc));
+        assert!(a.beats(&nan, Select::TwoWay) && !nan.beats(&a, Select::TwoWay));
+        assert!(!none.beats(&nan, Select::TwoWay));
+    }
+}
