@@ -124,6 +124,10 @@ pub struct Scalars {
 }
 
 impl Scalars {
+    fn zero() -> Self {
+        Scalars::from_values(&[0.0; 7]).expect("seven values")
+    }
+
     /// The values in the order of [`Scalars::from_values`].
     fn values(&self) -> Vec<f64> {
         vec![
@@ -323,17 +327,193 @@ fn evaluate(
     })
 }
 
-/// The projected steps of the scalars: descent, ascent for `gamma`.
-fn step_scalars(x: &mut Scalars, d: &Scalars, lr: f64, two_way: bool) {
-    x.a = (x.a - lr * d.a).clamp(0.0, 1.0);
-    x.b = (x.b - lr * d.b).clamp(0.0, 1.0);
-    x.gamma = (x.gamma + lr * d.gamma).clamp(-1.0, 1.0);
-    x.s_neg = (x.s_neg - lr * d.s_neg).clamp(0.0, 5.0);
-    x.theta_b = (x.theta_b - lr * d.theta_b).clamp(0.0, MULTIPLIER_BOUND);
+/// The projected steps of the scalars: `x <- (1 - eta) x + eta Proj(x - nu d)` for the
+/// minimized ones, `gamma <- (1 - eta) gamma + eta Proj(gamma + lambda d_gamma)` (ASGDA's
+/// convex combination; `eta = 1` with `nu = lambda = lr` is the plain projected step).
+fn step_scalars(x: &mut Scalars, d: &Scalars, (eta, nu, lambda): (f64, f64, f64), two_way: bool) {
+    let mix = |v: f64, moved: f64| (1.0 - eta) * v + eta * moved;
+    x.a = mix(x.a, (x.a - nu * d.a).clamp(0.0, 1.0));
+    x.b = mix(x.b, (x.b - nu * d.b).clamp(0.0, 1.0));
+    x.gamma = mix(x.gamma, (x.gamma + lambda * d.gamma).clamp(-1.0, 1.0));
+    x.s_neg = mix(x.s_neg, (x.s_neg - nu * d.s_neg).clamp(0.0, 5.0));
+    x.theta_b = mix(
+        x.theta_b,
+        (x.theta_b - nu * d.theta_b).clamp(0.0, MULTIPLIER_BOUND),
+    );
     if two_way {
-        x.s_pos = (x.s_pos - lr * d.s_pos).clamp(-4.0, 1.0);
-        x.theta_a = (x.theta_a - lr * d.theta_a).clamp(0.0, MULTIPLIER_BOUND);
+        x.s_pos = mix(x.s_pos, (x.s_pos - nu * d.s_pos).clamp(-4.0, 1.0));
+        x.theta_a = mix(
+            x.theta_a,
+            (x.theta_a - nu * d.theta_a).clamp(0.0, MULTIPLIER_BOUND),
+        );
     }
+}
+
+/// ASGDA's settings (the paper's Algorithm 1, after Huang et al., JMLR 2022): the step
+/// `eta_t = k / (m + t)^(1/3)`, the descent and ascent sizes `nu` and `lambda`, and the
+/// momentum corrections `rho_t = iota_1 eta_t^2`, `xi_t = iota_2 eta_t^2`. The defaults are the
+/// released PAUCI code's for most of its data sets (`train/params.json`: `k = 1`, `m = 1000`,
+/// `nu = lambda = 0.035`, `c1 = c2 = 3`; the paper tunes `m` in [10, 100]).
+#[derive(Config, Debug)]
+pub struct AsgdaConfig {
+    /// `k` of `eta_t`.
+    #[config(default = 1.0)]
+    pub k: f64,
+    /// `m` of `eta_t`.
+    #[config(default = 1000.0)]
+    pub m: f64,
+    /// `nu`, the descent size of the minimized block (the network and the scalars).
+    #[config(default = 0.035)]
+    pub nu: f64,
+    /// `lambda`, the ascent size of `gamma` and the weights.
+    #[config(default = 0.035)]
+    pub lambda: f64,
+    /// `iota_1` of `rho_t`.
+    #[config(default = 3.0)]
+    pub iota_1: f64,
+    /// `iota_2` of `xi_t`.
+    #[config(default = 3.0)]
+    pub iota_2: f64,
+}
+
+impl AsgdaConfig {
+    /// `eta_t = k / (m + t)^(1/3)` (at most 1).
+    pub fn eta(&self, t: usize) -> f64 {
+        (self.k / (self.m + t as f64).cbrt()).min(1.0)
+    }
+
+    /// `rho_t = iota_1 eta_t^2` (at most 1).
+    pub fn rho(&self, t: usize) -> f64 {
+        (self.iota_1 * self.eta(t).powi(2)).min(1.0)
+    }
+
+    /// `xi_t = iota_2 eta_t^2` (at most 1).
+    pub fn xi(&self, t: usize) -> f64 {
+        (self.iota_2 * self.eta(t).powi(2)).min(1.0)
+    }
+
+    /// The settings checked: all finite and positive (`m >= 0`).
+    ///
+    /// # Errors
+    /// [`TrainError::Setting`] naming the first that is not.
+    pub fn check(&self) -> Result<(), TrainError> {
+        for (name, v, ok) in [
+            ("ASGDA's k", self.k, self.k > 0.0),
+            ("ASGDA's m", self.m, self.m >= 0.0),
+            ("ASGDA's nu", self.nu, self.nu > 0.0),
+            ("ASGDA's lambda", self.lambda, self.lambda > 0.0),
+            ("ASGDA's iota_1", self.iota_1, self.iota_1 >= 0.0),
+            ("ASGDA's iota_2", self.iota_2, self.iota_2 >= 0.0),
+        ] {
+            if !(ok && v.is_finite()) {
+                return Err(TrainError::Setting {
+                    name,
+                    requirement: "finite and positive (m, iota >= 0)",
+                    got: v.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The batch objective's gradient in the scalars (`gamma`'s the ascent direction) and in
+/// the weights of the batch's instances, `(id, dL/dc)`, an instance twice in the batch twice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinMaxGradient {
+    /// In the scalars.
+    pub scalars: Scalars,
+    /// In the weights (UPAUCI; empty for PAUCI).
+    pub weights: Vec<(usize, f64)>,
+}
+
+/// ASGDA's momentum-corrected directions of the scalars (`v` and, in its `gamma`, `w`) and of
+/// the weights (one per training instance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Directions {
+    scalars: Scalars,
+    weights: Vec<f64>,
+}
+
+impl Directions {
+    /// `d <- new + (1 - rho) (d - old)` (`xi` for `gamma` and the weights); the first call
+    /// (`None`) starts at `new`. Instances outside the batch have no gradient at either
+    /// point, so their direction decays by `1 - xi`.
+    fn correct(
+        this: &mut Option<Directions>,
+        n_weights: usize,
+        new: &MinMaxGradient,
+        old: Option<&MinMaxGradient>,
+        (rho, xi): (f64, f64),
+    ) {
+        let d = this.get_or_insert_with(|| Directions {
+            scalars: Scalars::zero(),
+            weights: vec![0.0; n_weights],
+        });
+        let keep = if old.is_some() {
+            (1.0 - rho, 1.0 - xi)
+        } else {
+            (0.0, 0.0)
+        };
+        let zero = Scalars::zero();
+        let o = old.map_or(&zero, |g| &g.scalars);
+        let v = d.scalars.values();
+        let (nv, ov) = (new.scalars.values(), o.values());
+        let mixed: Vec<f64> = (0..v.len())
+            .map(|i| {
+                // Index 2 is gamma, in the maximized block.
+                let k = if i == 2 { keep.1 } else { keep.0 };
+                nv[i] + k * (v[i] - ov[i])
+            })
+            .collect();
+        d.scalars = Scalars::from_values(&mixed).expect("seven values");
+        for w in &mut d.weights {
+            *w *= keep.1;
+        }
+        for &(id, g) in &new.weights {
+            d.weights[id] += g;
+        }
+        if let Some(old) = old {
+            for &(id, g) in &old.weights {
+                d.weights[id] -= keep.1 * g;
+            }
+        }
+    }
+}
+
+/// PAUCI and UPAUCI under ASGDA (the paper's solver): a caller's loop evaluates the batch
+/// gradient at the current point ([`InstanceWise::gradients`], no step), moves by
+/// [`InstanceWise::asgda_move`], evaluates the same batch at the new point and corrects the
+/// directions ([`InstanceWise::correct_directions`]); the network's part is
+/// [`StormDirection`](crate::train::storm::StormDirection).
+pub trait InstanceWise: Objective {
+    /// The loss, `dL/ds` and the gradient in the scalars and weights at the current point,
+    /// nothing changed.
+    ///
+    /// # Errors
+    /// As [`Objective::batch_gradient`].
+    fn gradients(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<(BatchGradient, MinMaxGradient), TrainError>;
+
+    /// The directions at `new` (the batch's gradient at the new point), corrected by `old`
+    /// (the same batch at the previous point): `v <- new + (1 - rho)(v - old)`, `xi` for the
+    /// maximized block; without `old`, the directions start at `new`.
+    fn correct_directions(
+        &mut self,
+        new: &MinMaxGradient,
+        old: Option<&MinMaxGradient>,
+        rho: f64,
+        xi: f64,
+    );
+
+    /// `x <- (1 - eta) x + eta Proj(x - nu v)` for the minimized scalars, `y <- (1 - eta) y +
+    /// eta Proj(y + lambda w)` for `gamma` and the weights, along the current directions
+    /// (no move before the first [`InstanceWise::correct_directions`]).
+    fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64);
 }
 
 fn f32s(v: Vec<f64>) -> Vec<f32> {
@@ -368,6 +548,7 @@ impl PauciConfig {
                 theta_a: 0.0,
                 theta_b: 0.0,
             },
+            directions: None,
         })
     }
 }
@@ -379,6 +560,8 @@ pub struct Pauci {
     kappa: f64,
     /// The scalars.
     pub scalars: Scalars,
+    /// ASGDA's directions (None until [`InstanceWise::correct_directions`]).
+    directions: Option<Directions>,
 }
 
 impl Objective for Pauci {
@@ -393,10 +576,11 @@ impl Objective for Pauci {
         check_batch(scores, labels, ids, None)?;
         let sel = Softplus(self.kappa);
         let st = evaluate(&self.region, &self.scalars, &sel, None, scores, labels, ids)?;
+        let lr = self.region.lr;
         step_scalars(
             &mut self.scalars,
             &st.scalars,
-            self.region.lr,
+            (1.0, lr, lr),
             self.region.two_way(),
         );
         Ok(BatchGradient {
@@ -410,13 +594,23 @@ impl Objective for Pauci {
     }
 
     fn state(&self) -> State {
-        vec![("pauci_scalars", self.scalars.values())]
+        let mut state = vec![("pauci_scalars", self.scalars.values())];
+        if let Some(d) = &self.directions {
+            state.push(("pauci_directions", d.scalars.values()));
+        }
+        state
     }
 
     fn set_state(&mut self, state: State) -> Result<(), TrainError> {
         for (name, values) in state {
             match (name, Scalars::from_values(&values)) {
                 ("pauci_scalars", Some(x)) => self.scalars = x,
+                ("pauci_directions", Some(x)) => {
+                    self.directions = Some(Directions {
+                        scalars: x,
+                        weights: Vec::new(),
+                    });
+                }
                 (other, _) => return Err(unknown_state(self.name(), other)),
             }
         }
@@ -470,6 +664,7 @@ impl UpauciConfig {
                 theta_b: 0.0,
             },
             weights: vec![self.initial_weight; n],
+            directions: None,
         })
     }
 }
@@ -485,6 +680,8 @@ pub struct Upauci {
     /// The weights `c in [0, 1]`, one per training instance by id (one-way, only the
     /// negatives' are used).
     pub weights: Vec<f64>,
+    /// ASGDA's directions (None until [`InstanceWise::correct_directions`]).
+    directions: Option<Directions>,
 }
 
 impl Objective for Upauci {
@@ -508,10 +705,11 @@ impl Objective for Upauci {
             labels,
             ids,
         )?;
+        let lr = self.region.lr;
         step_scalars(
             &mut self.scalars,
             &st.scalars,
-            self.region.lr,
+            (1.0, lr, lr),
             self.region.two_way(),
         );
         for (id, d) in st.weights {
@@ -528,10 +726,15 @@ impl Objective for Upauci {
     }
 
     fn state(&self) -> State {
-        vec![
+        let mut state = vec![
             ("upauci_scalars", self.scalars.values()),
             ("upauci_weights", self.weights.clone()),
-        ]
+        ];
+        if let Some(d) = &self.directions {
+            state.push(("upauci_directions", d.scalars.values()));
+            state.push(("upauci_weight_directions", d.weights.clone()));
+        }
+        state
     }
 
     fn set_state(&mut self, state: State) -> Result<(), TrainError> {
@@ -542,10 +745,124 @@ impl Objective for Upauci {
                     None => return Err(unknown_state(self.name(), name)),
                 },
                 "upauci_weights" if values.len() == self.weights.len() => self.weights = values,
+                "upauci_directions" => match Scalars::from_values(&values) {
+                    Some(x) => {
+                        let n = self.weights.len();
+                        self.directions
+                            .get_or_insert_with(|| Directions {
+                                scalars: x,
+                                weights: vec![0.0; n],
+                            })
+                            .scalars = x;
+                    }
+                    None => return Err(unknown_state(self.name(), name)),
+                },
+                "upauci_weight_directions" if values.len() == self.weights.len() => {
+                    self.directions
+                        .get_or_insert_with(|| Directions {
+                            scalars: Scalars::zero(),
+                            weights: Vec::new(),
+                        })
+                        .weights = values;
+                }
                 other => return Err(unknown_state(self.name(), other)),
             }
         }
         Ok(())
+    }
+}
+
+impl InstanceWise for Pauci {
+    fn gradients(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<(BatchGradient, MinMaxGradient), TrainError> {
+        check_batch(scores, labels, ids, None)?;
+        let sel = Softplus(self.kappa);
+        let st = evaluate(&self.region, &self.scalars, &sel, None, scores, labels, ids)?;
+        let g = MinMaxGradient {
+            scalars: st.scalars,
+            weights: Vec::new(),
+        };
+        Ok((
+            BatchGradient {
+                loss: st.loss,
+                grad: f32s(st.grad),
+            },
+            g,
+        ))
+    }
+
+    fn correct_directions(
+        &mut self,
+        new: &MinMaxGradient,
+        old: Option<&MinMaxGradient>,
+        rho: f64,
+        xi: f64,
+    ) {
+        Directions::correct(&mut self.directions, 0, new, old, (rho, xi));
+    }
+
+    fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {
+        if let Some(d) = &self.directions {
+            let two_way = self.region.two_way();
+            step_scalars(&mut self.scalars, &d.scalars, (eta, nu, lambda), two_way);
+        }
+    }
+}
+
+impl InstanceWise for Upauci {
+    fn gradients(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        ids: &[usize],
+    ) -> Result<(BatchGradient, MinMaxGradient), TrainError> {
+        check_batch(scores, labels, ids, Some(self.weights.len()))?;
+        let sel = Weights(&self.weights);
+        let st = evaluate(
+            &self.region,
+            &self.scalars,
+            &sel,
+            Some(&self.weights),
+            scores,
+            labels,
+            ids,
+        )?;
+        let g = MinMaxGradient {
+            scalars: st.scalars,
+            weights: st.weights,
+        };
+        Ok((
+            BatchGradient {
+                loss: st.loss,
+                grad: f32s(st.grad),
+            },
+            g,
+        ))
+    }
+
+    fn correct_directions(
+        &mut self,
+        new: &MinMaxGradient,
+        old: Option<&MinMaxGradient>,
+        rho: f64,
+        xi: f64,
+    ) {
+        let n = self.weights.len();
+        Directions::correct(&mut self.directions, n, new, old, (rho, xi));
+    }
+
+    fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {
+        if let Some(d) = &self.directions {
+            let two_way = self.region.two_way();
+            step_scalars(&mut self.scalars, &d.scalars, (eta, nu, lambda), two_way);
+            for (c, w) in self.weights.iter_mut().zip(&d.weights) {
+                *c = (1.0 - eta) * *c + eta * (*c + lambda * w).clamp(0.0, 1.0);
+            }
+        }
     }
 }
 
@@ -739,5 +1056,87 @@ mod tests {
         // One class, and an id past the weights.
         assert!(b.batch_gradient(&s[..3], &y[..3], &ids[..3]).is_err());
         assert!(b.batch_gradient(&s, &y, &[0, 1, 2, 3, 4, 5, 7]).is_err());
+    }
+
+    #[test]
+    fn asgda_directions_follow_the_correction_and_decay_outside_the_batch() {
+        let (s, y) = batch();
+        let ids: Vec<usize> = (0..s.len()).collect();
+        let mut u = UpauciConfig::new().with_alpha(0.5).init(9).unwrap();
+        u.scalars = scalars();
+        let (_, g1) = u.gradients(&s, &y, &ids).unwrap();
+        u.correct_directions(&g1, None, 0.2, 0.4);
+        let d = u.directions.clone().unwrap();
+        assert_eq!(d.scalars, g1.scalars);
+        for &(id, g) in &g1.weights {
+            assert_eq!(d.weights[id], g);
+        }
+        // A second batch without instances 7 and 8: theirs decay by 1 - xi; every other
+        // follows new + (1 - rho) (v - old), xi for gamma and the weights.
+        u.weights[7] = 0.5;
+        u.directions.as_mut().unwrap().weights[7] = 2.0;
+        let (_, g2) = u.gradients(&s, &y, &ids).unwrap();
+        let s3: Vec<f64> = s.iter().map(|v| v + 0.3).collect();
+        let (_, g3) = u.gradients(&s3, &y, &ids).unwrap();
+        let before = u.directions.clone().unwrap();
+        u.correct_directions(&g2, Some(&g3), 0.2, 0.4);
+        let after = u.directions.clone().unwrap();
+        let (v, n, o, w) = (
+            before.scalars.values(),
+            g2.scalars.values(),
+            g3.scalars.values(),
+            after.scalars.values(),
+        );
+        for i in 0..7 {
+            let keep = if i == 2 { 0.6 } else { 0.8 };
+            assert!(
+                (w[i] - (n[i] + keep * (v[i] - o[i]))).abs() < 1e-12,
+                "scalar {i}"
+            );
+        }
+        assert!((after.weights[7] - 0.6 * 2.0).abs() < 1e-12);
+        for k in 0..7 {
+            let want = g2.weights[k].1 + 0.6 * (before.weights[k] - g3.weights[k].1);
+            assert!((after.weights[k] - want).abs() < 1e-12, "weight {k}");
+        }
+    }
+
+    #[test]
+    fn an_asgda_move_at_eta_one_is_the_projected_step() {
+        let (s, y) = batch();
+        let ids: Vec<usize> = (0..s.len()).collect();
+        let mut a = PauciConfig::new()
+            .with_alpha(0.5)
+            .with_lr(0.3)
+            .init()
+            .unwrap();
+        a.scalars = scalars();
+        let mut b = a.clone();
+        // No direction yet: no move.
+        b.asgda_move(0.5, 0.3, 0.3);
+        assert_eq!(b.scalars, a.scalars);
+        let (_, g) = b.gradients(&s, &y, &ids).unwrap();
+        b.correct_directions(&g, None, 0.1, 0.1);
+        b.asgda_move(1.0, 0.3, 0.3);
+        a.batch_gradient(&s, &y, &ids).unwrap();
+        assert_eq!(a.scalars, b.scalars);
+        // A smaller eta moves part of the way, along the same direction.
+        let mut c = a.clone();
+        let start = c.scalars;
+        c.correct_directions(&g, None, 0.1, 0.1);
+        c.asgda_move(0.25, 0.3, 0.3);
+        let mut full = start;
+        step_scalars(&mut full, &g.scalars, (1.0, 0.3, 0.3), true);
+        let (x0, x1, xc) = (start.values(), full.values(), c.scalars.values());
+        for i in 0..7 {
+            assert!(
+                (xc[i] - (0.75 * x0[i] + 0.25 * x1[i])).abs() < 1e-12,
+                "scalar {i}"
+            );
+        }
+        // The directions are state: they survive a round trip.
+        let mut d = PauciConfig::new().with_alpha(0.5).init().unwrap();
+        d.set_state(c.state()).unwrap();
+        assert_eq!(d.directions, c.directions);
     }
 }

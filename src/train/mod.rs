@@ -18,7 +18,9 @@
 //!   the one-way pAUC over FPR [0, beta], SOTA-s for the two-way pAUC, and LibAUC 2.0's
 //!   exact two-way STACO;
 //! - [`instance_pauc`]: the instance-wise one- and two-way pAUC by learned thresholds, PAUCI
-//!   (softplus selection) and UPAUCI (one selection weight per instance);
+//!   (softplus selection) and UPAUCI (one selection weight per instance), with their
+//!   scalars' side of the paper's ASGDA solver; [`storm`]: ASGDA's direction for a module's
+//!   parameters;
 //! - [`run`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
@@ -41,11 +43,15 @@ pub mod parallel;
 pub mod params;
 pub mod run;
 pub mod state_record;
+pub mod storm;
 
 pub use aucm::{AucM, AucMConfig};
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};
 pub use deep_sbcd::{BurnModel, DeepSbcd};
 pub use dro_pauc::{Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig};
-pub use instance_pauc::{Pauci, PauciConfig, Upauci, UpauciConfig};
+pub use instance_pauc::{
+    AsgdaConfig, InstanceWise, MinMaxGradient, Pauci, PauciConfig, Upauci, UpauciConfig,
+};
 pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 pub use objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
+pub use storm::StormDirection;
