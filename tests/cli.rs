@@ -168,9 +168,11 @@ fn metrics_counts_signed_zeros_as_ties() {
         .lines()
         .find(|l| l.starts_with("| score |"))
         .expect("a row for the column");
-    // AUC with its DeLong interval, pAUC (bootstrap), McClish pAUC, two-way pAUC.
+    // AUC with its DeLong interval, pAUC (bootstrap), McClish pAUC, two-way pAUC (bootstrap).
     assert!(
-        row.contains("| 0.5000 [0.5000, 0.5000] | 0.5000 [0.5000, 0.5000] | 0.5000 | 0.5000 |"),
+        row.contains(
+            "| 0.5000 [0.5000, 0.5000] | 0.5000 [0.5000, 0.5000] | 0.5000 | 0.5000 [0.5000, 0.5000] |"
+        ),
         "{row}"
     );
     std::fs::remove_dir_all(&dir).ok();

@@ -41,7 +41,8 @@ def figures(rankrisk, labels, cols):
                             "--json", j], check=True, stdout=subprocess.DEVNULL)
             for c in json.load(open(j))["columns"]:
                 out.setdefault(c["column"], {})[key] = c["pauc"]["estimate"]
-                out[c["column"]]["two"] = c["two_way_pauc"]
+                two = c["two_way_pauc"]  # an interval object since 2026-11-26, a number before
+                out[c["column"]]["two"] = two["estimate"] if isinstance(two, dict) else two
     return out
 
 

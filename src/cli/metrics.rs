@@ -11,7 +11,8 @@ use rankrisk::metrics::MetricError;
 use rankrisk::metrics::auc::pauc;
 use rankrisk::metrics::bootstrap::pauc_replicates;
 use rankrisk::metrics::ci::{
-    Bootstrap, DeLong, Interval, PairedTest, compare_replicates, interval_of_replicates,
+    Bootstrap, DeLong, Interval, PairedTest, bootstrap_interval, compare_replicates,
+    interval_of_replicates,
 };
 use rankrisk::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
 
@@ -66,8 +67,9 @@ pub struct ColumnReport {
     pub pauc: Interval,
     /// McClish-standardized pAUC over `[0, max_fpr]` (scikit-learn's `max_fpr`).
     pub mcclish_pauc: f64,
-    /// Two-way pAUC, TPR >= `min_tpr`, FPR <= `max_fpr`, in LibAUC's convention.
-    pub two_way_pauc: f64,
+    /// Two-way pAUC, TPR >= `min_tpr`, FPR <= `max_fpr`, in LibAUC's convention, with a
+    /// stratified-bootstrap interval (the pAUC's resample count and seed).
+    pub two_way_pauc: Interval,
 }
 
 /// A paired comparison of two columns.
@@ -373,7 +375,10 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
                 level: args.level,
             },
             mcclish_pauc: mcclish_pauc(scores, &labels, max_fpr).map_err(m)?,
-            two_way_pauc: libauc_two_way_pauc(scores, &labels, args.min_tpr, max_fpr).map_err(m)?,
+            two_way_pauc: bootstrap_interval(scores, &labels, &boot, |s, y| {
+                libauc_two_way_pauc(s, y, args.min_tpr, max_fpr)
+            })
+            .map_err(m)?,
         });
         delongs.push(d);
         estimates.push(estimate);
@@ -426,7 +431,7 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
     let r = report(args)?;
     let pct = 100.0 * r.bootstrap.level;
     outln!(
-        "| scores | N+ | N- | AUC ({pct}% DeLong) | pAUC[{}, {}] ({pct}% bootstrap, B = {}) | McClish pAUC[0, {}] | two-way pAUC (TPR >= {}, FPR <= {}) |",
+        "| scores | N+ | N- | AUC ({pct}% DeLong) | pAUC[{}, {}] ({pct}% bootstrap, B = {}) | McClish pAUC[0, {}] | two-way pAUC (TPR >= {}, FPR <= {}; {pct}% bootstrap) |",
         r.fpr.0,
         r.fpr.1,
         r.bootstrap.resamples,
@@ -437,14 +442,14 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
     outln!("|---|---|---|---|---|---|---|")?;
     for c in &r.columns {
         outln!(
-            "| {} | {} | {} | {} | {} | {:.4} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {:.4} | {} |",
             c.column,
             c.positives,
             c.negatives,
             interval(&c.auc),
             interval(&c.pauc),
             c.mcclish_pauc,
-            c.two_way_pauc
+            interval(&c.two_way_pauc)
         )?;
     }
     if !r.pairs.is_empty() {
