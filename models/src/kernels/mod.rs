@@ -219,3 +219,27 @@ fn batch_norm(bn: &BatchNorm, x: Tensor<4>, relu: bool) -> Tensor<4> {
         Tensor::<4>::from_dispatch(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::on_pool;
+
+    #[test]
+    fn on_pool_runs_on_a_worker_and_returns_the_result() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        // From outside a pool `on_pool` moves to a worker of the current (global) pool; inside
+        // `install` the current pool is this one, and the caller is already a worker.
+        let (outside, inside) = (
+            on_pool(|| rayon::current_thread_index()),
+            pool.install(|| on_pool(|| rayon::current_thread_index())),
+        );
+        if rayon::current_num_threads() >= 2 {
+            assert!(outside.is_some());
+        }
+        assert!(inside.is_some());
+        assert_eq!(on_pool(|| 7 * 6), 42);
+    }
+}
