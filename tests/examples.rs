@@ -617,23 +617,36 @@ fn multi_label_chexpert_trains_five_outputs_on_real_labels_and_images() {
 fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
     let Some(dir) = fashion_dir() else { return };
     let root = scratch("sopa");
-    for method in ["sopa", "sopa-s", "sota-s", "staco", "pauci", "upauci"] {
+    // (folder, method, solver): UPAUCI and PAUCI also under ASGDA, whose network direction
+    // the checkpoint keeps beside the model.
+    let runs = [
+        ("sopa", "sopa", "sgda"),
+        ("sopa-s", "sopa-s", "sgda"),
+        ("sota-s", "sota-s", "sgda"),
+        ("staco", "staco", "sgda"),
+        ("pauci", "pauci", "sgda"),
+        ("upauci", "upauci", "sgda"),
+        ("pauci-asgda", "pauci", "asgda"),
+        ("upauci-asgda", "upauci", "asgda"),
+    ];
+    for (label, method, solver) in runs {
         let run = |name: &str, epochs: usize, resume: bool| {
-            let out = root.join(format!("{method}-{name}"));
-            let cfg = root.join(format!("{method}-{name}.toml"));
+            let out = root.join(format!("{label}-{name}"));
+            let cfg = root.join(format!("{label}-{name}.toml"));
             std::fs::write(
                 &cfg,
                 format!(
                     "task = \"long-tailed\"\ndata_dir = {dir:?}\npositive = [3]\nout = {out:?}\n\
-                     method = \"{method}\"\nepochs = {epochs}\nlimit = 600\ntest_limit = 300\n\
-                     quiet = true\nbootstrap = 200\nresume = {resume}\n"
+                     method = \"{method}\"\nsolver = \"{solver}\"\nepochs = {epochs}\n\
+                     limit = 600\ntest_limit = 300\nquiet = true\nbootstrap = 200\n\
+                     resume = {resume}\n"
                 ),
             )
             .unwrap();
             let o = train(&cfg);
             assert!(
                 o.status.success(),
-                "{method}: {}",
+                "{label}: {}",
                 String::from_utf8_lossy(&o.stderr)
             );
             (out, o)
@@ -647,12 +660,12 @@ fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
         assert_eq!(
             figures(&whole),
             figures(&split),
-            "{method}: resumed figures differ"
+            "{label}: resumed figures differ"
         );
         assert_eq!(
             parameters(&whole.join("checkpoint/model.bpk")),
             parameters(&split.join("checkpoint/model.bpk")),
-            "{method}: resumed parameters differ"
+            "{label}: resumed parameters differ"
         );
         // The intervals bracket the figures and reach the results table.
         let s: RunSummary =
@@ -661,21 +674,35 @@ fn sopa_family_resumes_bit_for_bit_and_reports_intervals() {
         let [lo, hi] = s.best.test_pauc_ci.unwrap();
         assert!(
             lo <= s.best.test_pauc && s.best.test_pauc <= hi,
-            "{method}: {:?}",
+            "{label}: {:?}",
             s.best
         );
         let [lo, hi] = s.best.test_auc_ci.unwrap();
         assert!(
             lo <= s.best.test_auc && s.best.test_auc <= hi,
-            "{method}: {:?}",
+            "{label}: {:?}",
             s.best
         );
         assert!(
             String::from_utf8_lossy(&printed.stdout)
                 .contains(&format!("{:.4} [{:.4}, {:.4}]", s.best.test_auc, lo, hi)),
-            "{method}: the results table shows the interval"
+            "{label}: the results table shows the interval"
         );
     }
+    // An ASGDA checkpoint without its direction is refused, not continued from scratch.
+    let out = root.join("pauci-asgda-split");
+    for f in ["anchor.bpk", "anchor.bpk.crc32"] {
+        std::fs::remove_file(out.join("checkpoint").join(f)).unwrap();
+    }
+    let cfg = root.join("pauci-asgda-split.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("epochs = 2", "epochs = 3")).unwrap();
+    let o = train(&cfg);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no ASGDA direction"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&root).ok();
 }
 

@@ -1,6 +1,7 @@
 //! Training checkpoints: the model (burnpack, parameter ids kept so that the optimizer state
-//! matches), optionally a second copy of the model (the w-step's anchor `w_k`), the optimizer
-//! state (burnpack), the objective's state as its Burn record (`objective.bpk`, burnpack:
+//! matches), optionally a second module shaped like the model (`anchor.bpk`: the w-step's
+//! anchor `w_k` of a custom deep-ADMM loop, ASGDA's network direction in the run driver), the
+//! optimizer state (burnpack), the objective's state as its Burn record (`objective.bpk`, burnpack:
 //! [`Objective::into_record`](crate::train::Objective::into_record)) and the CPU state of the
 //! loop (CBOR, which stores f64 values as their 8 bytes; serde_json's default float parser can
 //! be one ulp off, which broke a bit-exact resume).

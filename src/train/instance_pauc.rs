@@ -514,6 +514,11 @@ pub trait InstanceWise: Objective {
     /// eta Proj(y + lambda w)` for `gamma` and the weights, along the current directions
     /// (no move before the first [`InstanceWise::correct_directions`]).
     fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64);
+
+    /// Hold zero directions from now on, so that the objective's state (and record) has the
+    /// directions' entries before the first step, as a checkpoint written after it does (a
+    /// run under ASGDA calls this once when it builds the objective).
+    fn zero_directions(&mut self);
 }
 
 fn f32s(v: Vec<f64>) -> Vec<f32> {
@@ -805,6 +810,13 @@ impl InstanceWise for Pauci {
         Directions::correct(&mut self.directions, 0, new, old, (rho, xi));
     }
 
+    fn zero_directions(&mut self) {
+        self.directions = Some(Directions {
+            scalars: Scalars::zero(),
+            weights: Vec::new(),
+        });
+    }
+
     fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {
         if let Some(d) = &self.directions {
             let two_way = self.region.two_way();
@@ -853,6 +865,13 @@ impl InstanceWise for Upauci {
     ) {
         let n = self.weights.len();
         Directions::correct(&mut self.directions, n, new, old, (rho, xi));
+    }
+
+    fn zero_directions(&mut self) {
+        self.directions = Some(Directions {
+            scalars: Scalars::zero(),
+            weights: vec![0.0; self.weights.len()],
+        });
     }
 
     fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {

@@ -15,7 +15,7 @@
 //! 4. after the first step, `new` = the same batch's gradients at the new point, and the
 //!    directions are corrected with `rho_t` (`xi_t` for the maximized block).
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::Tensor;
 
@@ -86,6 +86,35 @@ impl StormDirection {
         };
         module.visit(&mut visitor);
         self.v = Some(visitor.out);
+    }
+
+    /// `v` as a module shaped like `model` (each parameter's value its direction, zeros where
+    /// it has none; buffers as `model`'s), for a checkpoint; None before the first update.
+    pub fn to_module<M: Module>(&self, model: &M) -> Option<M> {
+        struct Fill<'a>(&'a GradientsParams);
+        impl ModuleMapper for Fill<'_> {
+            fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+                let v = self.0.get::<D>(param.id);
+                param.map(|t| v.unwrap_or_else(|| t.zeros_like()).detach())
+            }
+        }
+        let v = self.v.as_ref()?;
+        Some(model.clone().map(&mut Fill(v)))
+    }
+
+    /// The direction a module from [`StormDirection::to_module`] holds, keyed by its
+    /// parameters' ids (a copy of the model loaded from a checkpoint has the model's), on the
+    /// inner backend as gradients are (an optimizer step on tracked values would panic).
+    pub fn from_module<M: Module>(module: &M) -> Self {
+        struct Take(GradientsParams);
+        impl ModuleVisitor for Take {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.0.register(param.id, param.val().inner());
+            }
+        }
+        let mut take = Take(GradientsParams::new());
+        module.visit(&mut take);
+        StormDirection { v: Some(take.0) }
     }
 
     /// A copy of `v` as gradients for an optimizer step (empty before the first update).
@@ -168,5 +197,14 @@ mod tests {
             .try_to_vec::<f32>()
             .unwrap();
         assert_eq!(bias, [1.0, 1.0, 1.0]);
+        // Through a model-shaped module (as a checkpoint keeps it) and back: the same values
+        // under the model's parameter ids.
+        let module = v.to_module(&layer).unwrap();
+        let back = StormDirection::from_module(&module);
+        assert_eq!(
+            weight(&back.gradients(&layer), &layer),
+            weight(&v.gradients(&layer), &layer)
+        );
+        assert!(StormDirection::new().to_module(&layer).is_none());
     }
 }

@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use burn::optim::ModuleOptimizer;
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use rankrisk_datasets::batcher::HostBatch;
 use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
 
@@ -14,12 +15,15 @@ use crate::train::aucm::{AucM, AucMConfig};
 use crate::train::dro_pauc::{
     Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig,
 };
-use crate::train::instance_pauc::{Pauci, PauciConfig, Upauci, UpauciConfig};
+use crate::train::instance_pauc::{
+    InstanceWise, MinMaxGradient, Pauci, PauciConfig, Upauci, UpauciConfig,
+};
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::{RunError, diverged, step_error};
+use crate::train::run::method::AsgdaRun;
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::run::prefetch::for_each_batch;
 use crate::train::state_record::State;
@@ -152,6 +156,15 @@ impl BatchObjective {
                 .with_lr_weights(cfg.weights_lr)
                 .init(labels.len())?,
         ))
+    }
+
+    /// PAUCI's or UPAUCI's side of ASGDA (None for the other objectives).
+    pub(crate) fn instance_wise(&mut self) -> Option<&mut dyn InstanceWise> {
+        match self {
+            BatchObjective::Pauci(o) => Some(o),
+            BatchObjective::Upauci(o) => Some(o),
+            _ => None,
+        }
     }
 
     /// The objective behind the variant.
@@ -344,6 +357,123 @@ pub(crate) fn batch_period<M: Scorer>(
         dual_seconds: 0.0,
         step_ms: median(&mut step_ms),
     })
+}
+
+/// `steps` ASGDA steps (the PAUCI / UPAUCI paper's Algorithm 1; `train::storm`'s module
+/// docs give one step) on batches of the run's sampler: each batch's gradients at the current
+/// point, a move along the directions (SGD of size `eta_t nu` on the network, the objective's
+/// convex-combination step on its scalars), the same batch's gradients at the new point, and
+/// the directions corrected; the first step of a run starts the directions at its gradients.
+/// The loss recorded is the batch's at the current point.
+pub(crate) fn asgda_period<M: Scorer>(
+    run: &mut AsgdaRun,
+    model: M,
+    ctx: &PeriodContext<'_>,
+    optim: &mut ModuleOptimizer,
+    sampler: &mut BatchSampler,
+    steps_done: usize,
+    steps: usize,
+) -> Result<Period<M>, RunError> {
+    let (mut loss_sum, mut cpu) = (0.0, 0.0);
+    let mut model = Some(model);
+    let mut drawn = 0;
+    let next_ids = || {
+        (drawn < steps).then(|| {
+            drawn += 1;
+            sampler.next_batch()
+        })
+    };
+    let mut k = 0;
+    let mut step_ms = Vec::with_capacity(steps);
+    let AsgdaRun {
+        objective,
+        direction,
+        config,
+    } = run;
+    let objective = objective.instance_wise().ok_or_else(|| RunError::Setting {
+        key: "solver",
+        message: "asgda trains pauci and upauci".into(),
+    })?;
+    let (nu, lambda) = (config.nu, config.lambda);
+    for_each_batch(ctx.train, next_ids, |host| {
+        let step = steps_done + k;
+        let started = Instant::now();
+        let m = model
+            .take()
+            .expect("the model is put back after every step");
+        let (old, old_minmax, loss) = asgda_gradients(&m, &host, ctx, &*objective, step, &mut cpu)?;
+        let eta = config.eta(step);
+        let first = !direction.is_started();
+        let m = if first {
+            direction.update(&m, old, None, 0.0);
+            objective.correct_directions(&old_minmax, None, 0.0, 0.0);
+            let along = direction.gradients(&m);
+            let m = optim.step(eta * nu, m, along);
+            objective.asgda_move(eta, nu, lambda);
+            m
+        } else {
+            let along = direction.gradients(&m);
+            let m = optim.step(eta * nu, m, along);
+            objective.asgda_move(eta, nu, lambda);
+            let (new, new_minmax, _) =
+                asgda_gradients(&m, &host, ctx, &*objective, step, &mut cpu)?;
+            let (rho, xi) = (config.rho(step + 1), config.xi(step + 1));
+            direction.update(&m, new, Some(old), rho);
+            objective.correct_directions(&new_minmax, Some(&old_minmax), rho, xi);
+            m
+        };
+        loss_sum += loss;
+        model = Some(m);
+        step_ms.push(1e3 * started.elapsed().as_secs_f64());
+        k += 1;
+        ctx.bar.inc(1);
+        ctx.bar
+            .set_message(format!("loss {:.4}", loss_sum / k as f64));
+        Ok::<(), RunError>(())
+    })?;
+    Ok(Period {
+        model: model.expect("the model is put back after every step"),
+        candidate: None,
+        diagnostics: None,
+        steps,
+        loss: loss_sum / steps.max(1) as f64,
+        cpu_seconds: cpu,
+        dual_seconds: 0.0,
+        step_ms: median(&mut step_ms),
+    })
+}
+
+/// One batch's gradients at the current point, nothing moved: the network's, the scalars'
+/// and weights', and the loss.
+fn asgda_gradients<M: Scorer>(
+    m: &M,
+    host: &HostBatch,
+    ctx: &PeriodContext<'_>,
+    objective: &dyn InstanceWise,
+    step: usize,
+    cpu: &mut f64,
+) -> Result<(GradientsParams, MinMaxGradient, f64), RunError> {
+    let mut minmax = None;
+    let out = ctx
+        .shards
+        .step(
+            m,
+            host,
+            |gathered| {
+                let t = Instant::now();
+                let (g, mm) = objective
+                    .gradients(gathered, &host.targets, &host.ids)
+                    .map_err(|e| diverged(step)(e.into()))?;
+                finite_loss(&g, step)?;
+                minmax = Some(mm);
+                *cpu += t.elapsed().as_secs_f64();
+                Ok(g)
+            },
+            |_| None,
+        )
+        .map_err(step_error(step))?;
+    let minmax = minmax.expect("the objective ran before the backward pass");
+    Ok((out.grads, minmax, out.gradient.loss))
 }
 
 /// The median of `v` (NaN when empty).

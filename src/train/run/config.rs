@@ -64,6 +64,18 @@ impl Method {
     }
 }
 
+/// How PAUCI and UPAUCI train.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Solver {
+    /// One projected step of the scalars per batch, the network on Adam (SGDA).
+    #[default]
+    Sgda,
+    /// The paper's ASGDA: every batch evaluated at the current and the moved point, the
+    /// momentum-corrected directions (`train::storm`), plain steps along them.
+    Asgda,
+}
+
 /// What a run selects its best model by, on the validation set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -212,6 +224,31 @@ pub struct RunConfig {
     #[arg(long, default_value_t = defaults::scalar_lr())]
     #[serde(default = "defaults::scalar_lr")]
     pub scalar_lr: f64,
+    /// PAUCI, UPAUCI: the solver (`sgda`, or the paper's `asgda`, twice the gradient
+    /// evaluations per batch).
+    #[arg(long, value_enum, default_value = "sgda")]
+    #[serde(default)]
+    pub solver: Solver,
+    /// ASGDA: `k` of `eta_t = k / (m + t)^(1/3)`.
+    #[arg(long, default_value_t = defaults::asgda().k)]
+    #[serde(default = "defaults::asgda_k")]
+    pub asgda_k: f64,
+    /// ASGDA: `m` of `eta_t`.
+    #[arg(long, default_value_t = defaults::asgda().m)]
+    #[serde(default = "defaults::asgda_m")]
+    pub asgda_m: f64,
+    /// ASGDA: descent size `nu` (the network and the minimized scalars).
+    #[arg(long, default_value_t = defaults::asgda().nu)]
+    #[serde(default = "defaults::asgda_nu")]
+    pub asgda_nu: f64,
+    /// ASGDA: ascent size `lambda` (`gamma` and the weights).
+    #[arg(long, default_value_t = defaults::asgda().lambda)]
+    #[serde(default = "defaults::asgda_lambda")]
+    pub asgda_lambda: f64,
+    /// ASGDA: `iota` of the momentum corrections `rho_t = xi_t = iota eta_t^2`.
+    #[arg(long, default_value_t = defaults::asgda().iota_1)]
+    #[serde(default = "defaults::asgda_iota")]
+    pub asgda_iota: f64,
     /// UPAUCI: step size of the per-instance weights' projected ascent.
     #[arg(long, default_value_t = defaults::weights_lr())]
     #[serde(default = "defaults::weights_lr")]
@@ -404,6 +441,24 @@ impl RunConfig {
                 return bad(key, format!("must be >= 0 and finite, got {value}"));
             }
         }
+        if self.solver == Solver::Asgda {
+            if !matches!(self.method, Method::Pauci | Method::Upauci) {
+                return bad(
+                    "solver",
+                    format!("asgda trains pauci and upauci, not {}", self.method.name()),
+                );
+            }
+            if self.devices.len() > 1 {
+                return bad(
+                    "solver",
+                    "asgda runs on one device (no --devices list)".to_string(),
+                );
+            }
+            self.asgda_config().check().map_err(|e| RunError::Setting {
+                key: "solver",
+                message: e.to_string(),
+            })?;
+        }
         if !((0.0..1.0).contains(&self.tpr_min)) {
             return bad(
                 "tpr_min",
@@ -499,6 +554,17 @@ impl RunConfig {
         }
     }
 
+    /// ASGDA's settings of this run (`iota` for both corrections).
+    pub fn asgda_config(&self) -> crate::train::AsgdaConfig {
+        crate::train::AsgdaConfig::new()
+            .with_k(self.asgda_k)
+            .with_m(self.asgda_m)
+            .with_nu(self.asgda_nu)
+            .with_lambda(self.asgda_lambda)
+            .with_iota_1(self.asgda_iota)
+            .with_iota_2(self.asgda_iota)
+    }
+
     /// PAUCI's and UPAUCI's `omega`: the setting, else PAUCI's 0 (its released code) and
     /// UPAUCI's 0.1 ([`UpauciConfig`](crate::train::UpauciConfig)'s).
     pub fn omega(&self) -> f64 {
@@ -559,7 +625,7 @@ fn sbcd_setting(e: PaucError) -> RunError {
 /// are written once.
 mod defaults {
     use crate::train::dro_pauc::{SopaConfig, SopaSConfig, SotaSConfig, StacoConfig};
-    use crate::train::instance_pauc::{PauciConfig, UpauciConfig};
+    use crate::train::instance_pauc::{AsgdaConfig, PauciConfig, UpauciConfig};
 
     /// The two-way region of issue 42's tables: TPR >= 0.7.
     pub fn tpr_min() -> f64 {
@@ -588,6 +654,25 @@ mod defaults {
     /// The released PAUCI code's `kappa` ([`PauciConfig`]'s).
     pub fn kappa() -> f64 {
         PauciConfig::new().kappa
+    }
+    /// [`AsgdaConfig`]'s defaults (the released PAUCI code's).
+    pub fn asgda() -> AsgdaConfig {
+        AsgdaConfig::new()
+    }
+    pub fn asgda_k() -> f64 {
+        asgda().k
+    }
+    pub fn asgda_m() -> f64 {
+        asgda().m
+    }
+    pub fn asgda_nu() -> f64 {
+        asgda().nu
+    }
+    pub fn asgda_lambda() -> f64 {
+        asgda().lambda
+    }
+    pub fn asgda_iota() -> f64 {
+        asgda().iota_1
     }
     /// [`PauciConfig`]'s scalar step.
     pub fn scalar_lr() -> f64 {

@@ -13,13 +13,15 @@ use rankrisk_models::Scorer;
 use rankrisk_models::checkpoint::first_non_finite;
 
 use crate::train::deep_sbcd::DeepSbcd;
+use crate::train::instance_pauc::AsgdaConfig;
 use crate::train::objective::TrainError;
-use crate::train::run::batches::{BatchObjective, batch_period};
-use crate::train::run::config::{Method, RunConfig};
+use crate::train::run::batches::{BatchObjective, asgda_period, batch_period};
+use crate::train::run::config::{Method, RunConfig, Solver};
 use crate::train::run::error::{RunError, diverged};
 use crate::train::run::evaluate::score_all;
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::state_record::{State, load_states, states_record};
+use crate::train::storm::StormDirection;
 
 /// Every non-SBCD method sees batches with this share of positives ([`DualSampler`]); AUC-M's
 /// `p` must be the positive share of what it averages over, so it is this share, not the
@@ -35,6 +37,16 @@ pub(crate) enum Trainer {
     Batches(Vec<BatchObjective>),
     /// AGD-SBCD (Algorithms 1-2) over the Burn module (boxed: its state is the large one).
     Sbcd(Box<DeepSbcd>),
+    /// PAUCI or UPAUCI under ASGDA (one task, one device).
+    Asgda(Box<AsgdaRun>),
+}
+
+/// PAUCI or UPAUCI under the paper's ASGDA: the objective (its scalars' directions in its
+/// state), the network's direction, the settings.
+pub(crate) struct AsgdaRun {
+    pub(crate) objective: BatchObjective,
+    pub(crate) direction: StormDirection,
+    pub(crate) config: AsgdaConfig,
 }
 
 impl Trainer {
@@ -59,6 +71,26 @@ impl Trainer {
             Method::Pauci => |cfg, _, _| BatchObjective::pauci(cfg),
             Method::Upauci => |cfg, labels, _| BatchObjective::upauci(cfg, labels),
         };
+        if cfg.solver == Solver::Asgda {
+            let [labels] = task_labels else {
+                return Err(RunError::Setting {
+                    key: "solver",
+                    message: format!(
+                        "asgda trains one task; this run has {} (solver = \"sgda\")",
+                        task_labels.len()
+                    ),
+                });
+            };
+            let mut objective = build(cfg, labels, POSITIVE_SHARE)?;
+            if let Some(o) = objective.instance_wise() {
+                o.zero_directions();
+            }
+            return Ok(Trainer::Asgda(Box::new(AsgdaRun {
+                objective,
+                direction: StormDirection::new(),
+                config: cfg.asgda_config(),
+            })));
+        }
         let objectives = task_labels
             .iter()
             .map(|labels| {
@@ -116,7 +148,8 @@ impl Trainer {
         })
     }
 
-    /// The optimizer of the method: Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
+    /// The optimizer of the method: plain SGD under ASGDA (its steps along the direction);
+    /// otherwise Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
     /// SOTA-s, STACO (LibAUC's optimizers default to their Adam mode), and for PAUCI and
     /// UPAUCI's network (their scalars take their own projected steps; the paper's ASGDA is
     /// not built); SGD for the rest, AGD-SBCD's
@@ -124,6 +157,10 @@ impl Trainer {
     /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
         let clip = cfg.clip().map(|c| GradientClippingConfig::Value(c as f32));
+        if cfg.solver == Solver::Asgda {
+            // ASGDA's network step: plain SGD of size eta_t nu along its direction.
+            return SgdConfig::new().with_gradient_clipping(clip).init();
+        }
         match cfg.method {
             Method::Ce
             | Method::Sopa
@@ -164,6 +201,7 @@ impl Trainer {
         match self {
             Trainer::Batches(objectives) => objectives.iter().map(BatchObjective::state).collect(),
             Trainer::Sbcd(s) => vec![s.state().vectors()],
+            Trainer::Asgda(run) => vec![run.objective.state()],
         }
     }
 
@@ -176,6 +214,7 @@ impl Trainer {
         let name = match self {
             Trainer::Batches(objectives) => objectives.first().map_or("CE", BatchObjective::name),
             Trainer::Sbcd(_) => "AGD-SBCD",
+            Trainer::Asgda(run) => run.objective.name(),
         };
         let saved = load_states(&self.states(), name, record).map_err(TrainError::from)?;
         match self {
@@ -188,6 +227,48 @@ impl Trainer {
                 for state in saved {
                     s.set_vectors(state)?;
                 }
+            }
+            Trainer::Asgda(run) => {
+                for state in saved {
+                    run.objective.objective_mut().set_state(state)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ASGDA's network direction as a module shaped like `model`, what a checkpoint keeps in
+    /// its second-module slot (`anchor.bpk`); None for the other methods and before the first
+    /// step.
+    pub fn direction_module<M: Scorer>(&self, model: &M) -> Option<M> {
+        match self {
+            Trainer::Asgda(run) => run.direction.to_module(model),
+            _ => None,
+        }
+    }
+
+    /// Continue ASGDA's network direction from a checkpoint's second module.
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] for an ASGDA checkpoint after `steps_done > 0` steps without it.
+    pub fn set_direction<M: Scorer>(
+        &mut self,
+        module: Option<&M>,
+        steps_done: usize,
+    ) -> Result<(), RunError> {
+        if let Trainer::Asgda(run) = self {
+            match module {
+                Some(m) => run.direction = StormDirection::from_module(m),
+                None if steps_done > 0 => {
+                    return Err(RunError::Setting {
+                        key: "resume",
+                        message: "the checkpoint holds no ASGDA direction (anchor.bpk): it \
+                                  cannot continue this run (choose another out, or resume = \
+                                  false)"
+                            .into(),
+                    });
+                }
+                None => {}
             }
         }
         Ok(())
@@ -216,7 +297,7 @@ impl Trainer {
                 [one] => one.restore_legacy(saved),
                 _ => false,
             },
-            (Trainer::Sbcd(_), _) => false,
+            (Trainer::Sbcd(_), _) | (Trainer::Asgda(_), _) => false,
         };
         if fits {
             Ok(())
@@ -254,6 +335,12 @@ impl Trainer {
                 let steps = steps_per_epoch.min(left);
                 Some(batch_period(
                     objectives, model, ctx, optim, sampler, steps_done, steps,
+                )?)
+            }
+            Trainer::Asgda(run) => {
+                let steps = steps_per_epoch.min(left);
+                Some(asgda_period(
+                    run, model, ctx, optim, sampler, steps_done, steps,
                 )?)
             }
         };

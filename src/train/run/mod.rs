@@ -197,7 +197,9 @@ fn train_on_worker<M: Scorer>(
         let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
         let (dir, record) = (cfg.out.join("checkpoint"), Some(trainer.record()));
-        checkpoint::save(&dir, &model, None, &optim, record, &st)?;
+        // The second-module slot holds ASGDA's network direction (None for the rest).
+        let direction = trainer.direction_module(&model);
+        checkpoint::save(&dir, &model, direction.as_ref(), &optim, record, &st)?;
         st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
     finish(st, &bar, cfg)
@@ -239,6 +241,7 @@ fn start_or_resume<M: Scorer>(
                 });
             }
         }
+        trainer.set_direction(loaded.anchor.as_ref(), st.steps_done)?;
         (st.config, st.data) = (cfg.clone(), Some(data));
         return Ok((loaded.model, loaded.optim, st));
     }
