@@ -36,12 +36,14 @@
 //! selection's derivative (`sigma(kappa x)` for PAUCI, `c` for UPAUCI, 1 for the one-way
 //! positives).
 //!
-//! The scalars (and UPAUCI's weights) take one projected step per batch after the gradient:
-//! descent on the minimized ones, ascent on `gamma` and `c` (stochastic gradient
-//! descent-ascent); the network takes the run's optimizer step on the gradient. The paper's own
-//! solver, ASGDA (its Algorithm 1: two gradients of the same batch per step, at the old and
-//! the new point, and a momentum-corrected direction the size of the model), is not built
-//! here. Where the authors' released PAUCI code departs from the paper, this follows the paper:
+//! By [`Objective::batch_gradient`] the scalars (and UPAUCI's weights) take one projected step
+//! per batch after the gradient: descent on the minimized ones, ascent on `gamma` and `c`
+//! (stochastic gradient descent-ascent, SGDA); the network takes the caller's optimizer step.
+//! The paper's own solver, ASGDA (its Algorithm 1: two gradients of the same batch per step,
+//! at the old and the new point, and momentum-corrected directions), goes through
+//! [`InstanceWise`] and [`AsgdaConfig`], with the network's direction in
+//! [`StormDirection`](crate::train::storm::StormDirection); at equal passes it trained worse
+//! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the paper, this follows the paper:
 //! the code moves `gamma` by descent like the minimized scalars (the ascent branch is commented
 //! out, `optimizer/MinMax.py:51-56`); its `kappa = 2`, `omega = 0` and the scalars' starting
 //! values are the defaults here.

@@ -151,8 +151,7 @@ impl Trainer {
     /// The optimizer of the method: plain SGD under ASGDA (its steps along the direction);
     /// otherwise Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
     /// SOTA-s, STACO (LibAUC's optimizers default to their Adam mode), and for PAUCI and
-    /// UPAUCI's network (their scalars take their own projected steps; the paper's ASGDA is
-    /// not built); SGD for the rest, AGD-SBCD's
+    /// UPAUCI's network (their scalars take their own projected steps); SGD for the rest, AGD-SBCD's
     /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
     /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
