@@ -468,9 +468,8 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
         }
     }
 
-    /// The kernel where nothing is tracked (evaluating a model on its autodiff device);
-    /// otherwise Burn's own (differentiable) batch norm: in inference mode on an autodiff
-    /// device, a frozen batch norm still passes gradients to its input and parameters.
+    /// The kernel where nothing is tracked (evaluation on an autodiff device); else Burn's own
+    /// batch norm, which in inference mode still passes gradients to its input and parameters.
     fn batch_norm_inference_kernel(
         x: FloatTensor<Self>,
         gamma: FloatTensor<Self>,
@@ -481,7 +480,7 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
         relu: bool,
     ) -> FloatTensor<Self> {
         if !x.is_tracked() && !gamma.is_tracked() && !beta.is_tracked() {
-            let y = B::bn_inference(
+            return <Self as AutodiffBackend>::from_inner(B::bn_inference(
                 x.into_primitive(),
                 gamma.into_primitive(),
                 beta.into_primitive(),
@@ -489,8 +488,7 @@ impl<B: CpuCompute + CpuKernels, C: CheckpointStrategy> CpuKernels for Autodiff<
                 var.into_primitive(),
                 epsilon,
                 relu,
-            );
-            return <Self as AutodiffBackend>::from_inner(y);
+            ));
         }
         let y = <Self as ModuleOps<Self>>::batch_norm(x, gamma, beta, mean, var, epsilon);
         if relu {

@@ -16,17 +16,17 @@ use crate::train::dro_pauc::{
     Sopa, SopaConfig, SopaS, SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig,
 };
 use crate::train::instance_pauc::{
-    InstanceWise, MinMaxGradient, Pauci, PauciConfig, Upauci, UpauciConfig,
+    AsgdaConfig, InstanceWise, MinMaxGradient, Pauci, PauciConfig, Upauci, UpauciConfig,
 };
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
 use crate::train::params::Snapshot;
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::{RunError, diverged, step_error};
-use crate::train::run::method::AsgdaRun;
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
 use crate::train::run::prefetch::for_each_batch;
 use crate::train::state_record::State;
+use crate::train::storm::StormDirection;
 
 /// The objectives trained one optimizer step per batch.
 #[derive(Debug, Clone)]
@@ -357,6 +357,14 @@ pub(crate) fn batch_period<M: Scorer>(
         dual_seconds: 0.0,
         step_ms: median(&mut step_ms),
     })
+}
+
+/// PAUCI or UPAUCI under the paper's ASGDA: the objective (its scalars' directions in its
+/// state), the network's direction, the settings.
+pub(crate) struct AsgdaRun {
+    pub(crate) objective: BatchObjective,
+    pub(crate) direction: StormDirection,
+    pub(crate) config: AsgdaConfig,
 }
 
 /// `steps` ASGDA steps (the PAUCI / UPAUCI paper's Algorithm 1; `train::storm`'s module

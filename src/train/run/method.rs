@@ -13,9 +13,8 @@ use rankrisk_models::Scorer;
 use rankrisk_models::checkpoint::first_non_finite;
 
 use crate::train::deep_sbcd::DeepSbcd;
-use crate::train::instance_pauc::AsgdaConfig;
 use crate::train::objective::TrainError;
-use crate::train::run::batches::{BatchObjective, asgda_period, batch_period};
+use crate::train::run::batches::{AsgdaRun, BatchObjective, asgda_period, batch_period};
 use crate::train::run::config::{Method, RunConfig, Solver};
 use crate::train::run::error::{RunError, diverged};
 use crate::train::run::evaluate::score_all;
@@ -39,14 +38,6 @@ pub(crate) enum Trainer {
     Sbcd(Box<DeepSbcd>),
     /// PAUCI or UPAUCI under ASGDA (one task, one device).
     Asgda(Box<AsgdaRun>),
-}
-
-/// PAUCI or UPAUCI under the paper's ASGDA: the objective (its scalars' directions in its
-/// state), the network's direction, the settings.
-pub(crate) struct AsgdaRun {
-    pub(crate) objective: BatchObjective,
-    pub(crate) direction: StormDirection,
-    pub(crate) config: AsgdaConfig,
 }
 
 impl Trainer {

@@ -15,6 +15,7 @@
 
 mod batches;
 pub mod config;
+mod defaults;
 pub mod error;
 pub mod evaluate;
 mod loop_state;
@@ -24,6 +25,7 @@ mod point;
 mod prefetch;
 pub mod record;
 pub mod resume;
+mod validate;
 
 use std::io::Write as _;
 use std::time::Instant;
@@ -127,15 +129,7 @@ fn train_on_worker<M: Scorer>(
     cfg: &RunConfig,
 ) -> Result<RunSummary, RunError> {
     cfg.validate()?;
-    if cfg.select == Select::TwoWay && train.tasks() > 1 {
-        return Err(RunError::Setting {
-            key: "select",
-            message: format!(
-                "two-way selects one task's model; this run has {} tasks (select = \"pauc\")",
-                train.tasks()
-            ),
-        });
-    }
+    check_selection(cfg, train.tasks())?;
     let _lock = checkpoint::RunLock::acquire(&cfg.out)?;
     let task_labels = labels_of(train);
     let n = train.len();
@@ -203,6 +197,19 @@ fn train_on_worker<M: Scorer>(
         st.checkpoint_seconds += t.elapsed().as_secs_f64();
     }
     finish(st, &bar, cfg)
+}
+
+/// `select = "two-way"` picks one task's model: refused for a multi-label run.
+fn check_selection(cfg: &RunConfig, tasks: usize) -> Result<(), RunError> {
+    if cfg.select == Select::TwoWay && tasks > 1 {
+        return Err(RunError::Setting {
+            key: "select",
+            message: format!(
+                "two-way selects one task's model; this run has {tasks} tasks (select = \"pauc\")"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The model, the optimizer and the loop state a run starts from: a fresh start (the

@@ -1,0 +1,275 @@
+//! The tests of PAUCI, UPAUCI and their side of ASGDA.
+
+use super::batch::step_scalars;
+use super::*;
+use crate::math::loss::sigmoid;
+use crate::train::objective::check_fd;
+
+/// Three positives and four negatives.
+fn batch() -> (Vec<f64>, Vec<f64>) {
+    (
+        vec![0.8, -0.3, 1.7, 0.2, -1.1, 0.9, -2.0],
+        vec![1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0],
+    )
+}
+
+fn scalars() -> Scalars {
+    Scalars {
+        a: 0.7,
+        b: 0.2,
+        gamma: 0.3,
+        s_pos: -0.4,
+        s_neg: 0.6,
+        theta_a: 0.05,
+        theta_b: 0.1,
+    }
+}
+
+#[test]
+fn gradients_match_finite_differences() {
+    let (s, y) = batch();
+    for (alpha, beta) in [(1.0, 0.3), (0.5, 0.5), (0.3, 0.3)] {
+        let mut p = PauciConfig::new()
+            .with_alpha(alpha)
+            .with_beta(beta)
+            .with_omega(0.4)
+            .init()
+            .unwrap();
+        p.scalars = scalars();
+        check_fd(&p, &s, &y);
+        let mut u = UpauciConfig::new()
+            .with_alpha(alpha)
+            .with_beta(beta)
+            .init(s.len())
+            .unwrap();
+        u.scalars = scalars();
+        u.weights = vec![0.9, 0.1, 0.5, 1.0, 0.0, 0.3, 0.7];
+        check_fd(&u, &s, &y);
+    }
+}
+
+#[test]
+fn pauci_batch_loss_and_gradient_are_the_formula_by_hand() {
+    // Two-way, one positive and one negative: every term written out.
+    let (s, y, ids) = ([0.4, -0.7], [1.0, -1.0], [0, 1]);
+    let (alpha, beta, kappa, omega) = (0.5, 0.25, 3.0, 0.2);
+    let mut p = PauciConfig::new()
+        .with_alpha(alpha)
+        .with_beta(beta)
+        .with_kappa(kappa)
+        .with_omega(omega)
+        .init()
+        .unwrap();
+    let x = scalars();
+    p.scalars = x;
+    let out = p.batch_gradient(&s, &y, &ids).unwrap();
+    let (fp, fn_) = (sigmoid(0.4), sigmoid(-0.7));
+    let r = |v: f64| (1.0 + (kappa * v).exp()).ln() / kappa;
+    let pp = (fp - x.a).powi(2) - 2.0 * (1.0 + x.gamma) * fp;
+    let nn = (fn_ - x.b).powi(2) + 2.0 * (1.0 + x.gamma) * fn_;
+    let want = x.s_pos + r(pp - x.s_pos) / alpha + x.s_neg + r(nn - x.s_neg) / beta
+        - (1.0 + omega) * x.gamma * x.gamma
+        - x.theta_b * (x.b - 1.0 - x.gamma)
+        + x.theta_a * (x.a + x.gamma);
+    assert!((out.loss - want).abs() < 1e-12, "{} vs {want}", out.loss);
+    let q = sigmoid(kappa * (pp - x.s_pos));
+    let gp = q * (2.0 * (fp - x.a) - 2.0 * (1.0 + x.gamma)) / alpha * fp * (1.0 - fp);
+    assert!((f64::from(out.grad[0]) - gp).abs() < 1e-6);
+    let q = sigmoid(kappa * (nn - x.s_neg));
+    let gn = q * (2.0 * (fn_ - x.b) + 2.0 * (1.0 + x.gamma)) / beta * fn_ * (1.0 - fn_);
+    assert!((f64::from(out.grad[1]) - gn).abs() < 1e-6);
+    // gamma moved up its gradient, the thresholds down theirs, within their boxes.
+    let dg = -2.0 * fp * sigmoid(kappa * (pp - x.s_pos)) / alpha + 2.0 * fn_ * q / beta
+        - 2.0 * (1.0 + omega) * x.gamma
+        + x.theta_b
+        + x.theta_a;
+    let lr = PauciConfig::new().lr;
+    assert!((p.scalars.gamma - (x.gamma + lr * dg).clamp(-1.0, 1.0)).abs() < 1e-12);
+    let ds = 1.0 - q / beta;
+    assert!((p.scalars.s_neg - (x.s_neg - lr * ds).clamp(0.0, 5.0)).abs() < 1e-12);
+}
+
+#[test]
+fn a_sharp_softplus_is_the_hinge_and_upauci_at_indicator_weights() {
+    let (s, y) = batch();
+    let ids: Vec<usize> = (0..s.len()).collect();
+    for alpha in [1.0, 0.5] {
+        let mut p = PauciConfig::new()
+            .with_alpha(alpha)
+            .with_kappa(1e5)
+            .init()
+            .unwrap();
+        p.scalars = scalars();
+        let mut u = UpauciConfig::new()
+            .with_alpha(alpha)
+            .with_omega(0.0)
+            .init(s.len())
+            .unwrap();
+        u.scalars = scalars();
+        // c = 1[instance loss > its threshold]: the hinge's own selection.
+        let x = scalars();
+        u.weights = s
+            .iter()
+            .zip(&y)
+            .map(|(&v, &l)| {
+                let f = sigmoid(v);
+                let over = if l > 0.0 {
+                    (f - x.a).powi(2) - 2.0 * (1.0 + x.gamma) * f > x.s_pos
+                } else {
+                    (f - x.b).powi(2) + 2.0 * (1.0 + x.gamma) * f > x.s_neg
+                };
+                f64::from(u8::from(over))
+            })
+            .collect();
+        let a = p.batch_gradient(&s, &y, &ids).unwrap();
+        let b = u.batch_gradient(&s, &y, &ids).unwrap();
+        assert!((a.loss - b.loss).abs() < 1e-4, "{} vs {}", a.loss, b.loss);
+        for (g, h) in a.grad.iter().zip(&b.grad) {
+            assert!((g - h).abs() < 1e-5, "{g} vs {h}");
+        }
+    }
+}
+
+#[test]
+fn upauci_weights_converge_to_the_hinges_indicator() {
+    // Scalars held (lr 0): each weight climbs to 1 where its instance's loss exceeds the
+    // threshold and falls to 0 where it does not.
+    let (s, y) = batch();
+    let ids: Vec<usize> = (0..s.len()).collect();
+    let mut u = UpauciConfig::new()
+        .with_alpha(0.5)
+        .with_omega(0.0)
+        .with_lr(0.0)
+        .with_lr_weights(0.5)
+        .with_initial_weight(0.5)
+        .init(s.len())
+        .unwrap();
+    u.scalars = scalars();
+    for _ in 0..200 {
+        u.batch_gradient(&s, &y, &ids).unwrap();
+    }
+    let x = scalars();
+    for (k, (&v, &l)) in s.iter().zip(&y).enumerate() {
+        let f = sigmoid(v);
+        let excess = if l > 0.0 {
+            (f - x.a).powi(2) - 2.0 * (1.0 + x.gamma) * f - x.s_pos
+        } else {
+            (f - x.b).powi(2) + 2.0 * (1.0 + x.gamma) * f - x.s_neg
+        };
+        let want = if excess > 0.0 { 1.0 } else { 0.0 };
+        assert_eq!(u.weights[k], want, "instance {k}: excess {excess}");
+    }
+    assert_eq!(u.scalars, scalars());
+}
+
+#[test]
+fn state_round_trips_and_bad_input_is_refused() {
+    let (s, y) = batch();
+    let ids: Vec<usize> = (0..s.len()).collect();
+    let mut a = UpauciConfig::new().with_alpha(0.5).init(7).unwrap();
+    a.batch_gradient(&s, &y, &ids).unwrap();
+    let mut b = UpauciConfig::new().with_alpha(0.5).init(7).unwrap();
+    b.set_state(a.state()).unwrap();
+    assert_eq!(a, b);
+    let mut p = PauciConfig::new().init().unwrap();
+    p.batch_gradient(&s, &y, &ids).unwrap();
+    let mut q = PauciConfig::new().init().unwrap();
+    q.set_state(p.state()).unwrap();
+    assert_eq!(p, q);
+    assert!(q.set_state(vec![("pauci_scalars", vec![1.0])]).is_err());
+    assert!(b.set_state(vec![("upauci_weights", vec![1.0])]).is_err());
+    assert!(PauciConfig::new().with_beta(0.0).init().is_err());
+    assert!(PauciConfig::new().with_kappa(-1.0).init().is_err());
+    assert!(
+        UpauciConfig::new()
+            .with_initial_weight(2.0)
+            .init(7)
+            .is_err()
+    );
+    assert!(UpauciConfig::new().init(0).is_err());
+    // One class, and an id past the weights.
+    assert!(b.batch_gradient(&s[..3], &y[..3], &ids[..3]).is_err());
+    assert!(b.batch_gradient(&s, &y, &[0, 1, 2, 3, 4, 5, 7]).is_err());
+}
+
+#[test]
+fn asgda_directions_follow_the_correction_and_decay_outside_the_batch() {
+    let (s, y) = batch();
+    let ids: Vec<usize> = (0..s.len()).collect();
+    let mut u = UpauciConfig::new().with_alpha(0.5).init(9).unwrap();
+    u.scalars = scalars();
+    let (_, g1) = u.gradients(&s, &y, &ids).unwrap();
+    u.correct_directions(&g1, None, 0.2, 0.4);
+    let d = u.directions.clone().unwrap();
+    assert_eq!(d.scalars, g1.scalars);
+    for &(id, g) in &g1.weights {
+        assert_eq!(d.weights[id], g);
+    }
+    // A second batch without instances 7 and 8: theirs decay by 1 - xi; every other
+    // follows new + (1 - rho) (v - old), xi for gamma and the weights.
+    u.weights[7] = 0.5;
+    u.directions.as_mut().unwrap().weights[7] = 2.0;
+    let (_, g2) = u.gradients(&s, &y, &ids).unwrap();
+    let s3: Vec<f64> = s.iter().map(|v| v + 0.3).collect();
+    let (_, g3) = u.gradients(&s3, &y, &ids).unwrap();
+    let before = u.directions.clone().unwrap();
+    u.correct_directions(&g2, Some(&g3), 0.2, 0.4);
+    let after = u.directions.clone().unwrap();
+    let (v, n, o, w) = (
+        before.scalars.values(),
+        g2.scalars.values(),
+        g3.scalars.values(),
+        after.scalars.values(),
+    );
+    for i in 0..7 {
+        let keep = if i == 2 { 0.6 } else { 0.8 };
+        assert!(
+            (w[i] - (n[i] + keep * (v[i] - o[i]))).abs() < 1e-12,
+            "scalar {i}"
+        );
+    }
+    assert!((after.weights[7] - 0.6 * 2.0).abs() < 1e-12);
+    for k in 0..7 {
+        let want = g2.weights[k].1 + 0.6 * (before.weights[k] - g3.weights[k].1);
+        assert!((after.weights[k] - want).abs() < 1e-12, "weight {k}");
+    }
+}
+
+#[test]
+fn an_asgda_move_at_eta_one_is_the_projected_step() {
+    let (s, y) = batch();
+    let ids: Vec<usize> = (0..s.len()).collect();
+    let mut a = PauciConfig::new()
+        .with_alpha(0.5)
+        .with_lr(0.3)
+        .init()
+        .unwrap();
+    a.scalars = scalars();
+    let mut b = a.clone();
+    // No direction yet: no move.
+    b.asgda_move(0.5, 0.3, 0.3);
+    assert_eq!(b.scalars, a.scalars);
+    let (_, g) = b.gradients(&s, &y, &ids).unwrap();
+    b.correct_directions(&g, None, 0.1, 0.1);
+    b.asgda_move(1.0, 0.3, 0.3);
+    a.batch_gradient(&s, &y, &ids).unwrap();
+    assert_eq!(a.scalars, b.scalars);
+    // A smaller eta moves part of the way, along the same direction.
+    let mut c = a.clone();
+    let start = c.scalars;
+    c.correct_directions(&g, None, 0.1, 0.1);
+    c.asgda_move(0.25, 0.3, 0.3);
+    let mut full = start;
+    step_scalars(&mut full, &g.scalars, (1.0, 0.3, 0.3), true);
+    let (x0, x1, xc) = (start.values(), full.values(), c.scalars.values());
+    for i in 0..7 {
+        assert!(
+            (xc[i] - (0.75 * x0[i] + 0.25 * x1[i])).abs() < 1e-12,
+            "scalar {i}"
+        );
+    }
+    // The directions are state: they survive a round trip.
+    let mut d = PauciConfig::new().with_alpha(0.5).init().unwrap();
+    d.set_state(c.state()).unwrap();
+    assert_eq!(d.directions, c.directions);
+}
