@@ -233,8 +233,8 @@ mod tests {
         // From outside a pool `on_pool` moves to a worker of the current (global) pool; inside
         // `install` the current pool is this one, and the caller is already a worker.
         let (outside, inside) = (
-            on_pool(|| rayon::current_thread_index()),
-            pool.install(|| on_pool(|| rayon::current_thread_index())),
+            on_pool(rayon::current_thread_index),
+            pool.install(|| on_pool(rayon::current_thread_index)),
         );
         if rayon::current_num_threads() >= 2 {
             assert!(outside.is_some());
