@@ -10,9 +10,9 @@ impl RunConfig {
     /// Check every setting before any data is read or any step is taken: a budget of at least
     /// one pass, a batch of at least 2, a positive finite learning rate, `0 <= alpha < beta <=
     /// 1`, every float setting finite (whichever method reads it), and for AGD-SBCD the whole
-    /// [`DeepSbcdConfig`](crate::train::deep_sbcd::DeepSbcdConfig) under the run's keys (`c` is `lr`) (`rankrisk train --dry-run` runs
-    /// this; the step budget, which needs the training set's size, is
-    /// [`RunConfig::step_budget`]).
+    /// [`DeepSbcdConfig`](crate::train::deep_sbcd::DeepSbcdConfig) under the run's keys (`c`
+    /// is `lr`) (`rankrisk train --dry-run` runs this; the step budget, which needs the
+    /// training set's size, is [`RunConfig::step_budget`]).
     ///
     /// # Errors
     /// [`RunError::Setting`] naming the setting, or [`RunError::Pauc`].
