@@ -6,7 +6,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use super::batch::{Scalars, Softplus, Weights, evaluate, f32s, step_scalars};
+use super::batch::{Scalars, Softplus, Step, Weights, evaluate, f32s, step_scalars};
 use super::{Pauci, Upauci};
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
 
@@ -182,6 +182,20 @@ pub trait InstanceWise: Objective {
     fn zero_directions(&mut self);
 }
 
+/// A batch's evaluation as what the caller steps with: the loss and `dL/ds`, and the gradient
+/// in the scalars and weights.
+fn split(st: Step) -> (BatchGradient, MinMaxGradient) {
+    let g = MinMaxGradient {
+        scalars: st.scalars,
+        weights: st.weights,
+    };
+    let batch = BatchGradient {
+        loss: st.loss,
+        grad: f32s(st.grad),
+    };
+    (batch, g)
+}
+
 impl InstanceWise for Pauci {
     fn gradients(
         &self,
@@ -191,18 +205,15 @@ impl InstanceWise for Pauci {
     ) -> Result<(BatchGradient, MinMaxGradient), TrainError> {
         check_batch(scores, labels, ids, None)?;
         let sel = Softplus(self.kappa);
-        let st = evaluate(&self.region, &self.scalars, &sel, None, scores, labels, ids)?;
-        let g = MinMaxGradient {
-            scalars: st.scalars,
-            weights: Vec::new(),
-        };
-        Ok((
-            BatchGradient {
-                loss: st.loss,
-                grad: f32s(st.grad),
-            },
-            g,
-        ))
+        Ok(split(evaluate(
+            &self.region,
+            &self.scalars,
+            &sel,
+            None,
+            scores,
+            labels,
+            ids,
+        )?))
     }
 
     fn correct_directions(
@@ -239,7 +250,7 @@ impl InstanceWise for Upauci {
     ) -> Result<(BatchGradient, MinMaxGradient), TrainError> {
         check_batch(scores, labels, ids, Some(self.weights.len()))?;
         let sel = Weights(&self.weights);
-        let st = evaluate(
+        Ok(split(evaluate(
             &self.region,
             &self.scalars,
             &sel,
@@ -247,18 +258,7 @@ impl InstanceWise for Upauci {
             scores,
             labels,
             ids,
-        )?;
-        let g = MinMaxGradient {
-            scalars: st.scalars,
-            weights: st.weights,
-        };
-        Ok((
-            BatchGradient {
-                loss: st.loss,
-                grad: f32s(st.grad),
-            },
-            g,
-        ))
+        )?))
     }
 
     fn correct_directions(

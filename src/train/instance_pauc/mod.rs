@@ -56,13 +56,13 @@ mod tests;
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
+use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
 use crate::train::state_record::State;
 
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
 pub use batch::Scalars;
-use batch::{Region, Softplus, Weights, evaluate, f32s, step_scalars};
+use batch::{Region, step_scalars};
 
 /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
 /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
@@ -165,20 +165,15 @@ impl Objective for Pauci {
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
-        check_batch(scores, labels, ids, None)?;
-        let sel = Softplus(self.kappa);
-        let st = evaluate(&self.region, &self.scalars, &sel, None, scores, labels, ids)?;
+        let (g, d) = self.gradients(scores, labels, ids)?;
         let lr = self.region.lr;
         step_scalars(
             &mut self.scalars,
-            &st.scalars,
+            &d.scalars,
             (1.0, lr, lr),
             self.region.two_way(),
         );
-        Ok(BatchGradient {
-            loss: st.loss,
-            grad: f32s(st.grad),
-        })
+        Ok(g)
     }
 
     fn name(&self) -> &'static str {
@@ -286,31 +281,18 @@ impl Objective for Upauci {
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
-        check_batch(scores, labels, ids, Some(self.weights.len()))?;
-        let sel = Weights(&self.weights);
-        let st = evaluate(
-            &self.region,
-            &self.scalars,
-            &sel,
-            Some(&self.weights),
-            scores,
-            labels,
-            ids,
-        )?;
+        let (g, d) = self.gradients(scores, labels, ids)?;
         let lr = self.region.lr;
         step_scalars(
             &mut self.scalars,
-            &st.scalars,
+            &d.scalars,
             (1.0, lr, lr),
             self.region.two_way(),
         );
-        for (id, d) in st.weights {
-            self.weights[id] = (self.weights[id] + self.lr_weights * d).clamp(0.0, 1.0);
+        for (id, dc) in d.weights {
+            self.weights[id] = (self.weights[id] + self.lr_weights * dc).clamp(0.0, 1.0);
         }
-        Ok(BatchGradient {
-            loss: st.loss,
-            grad: f32s(st.grad),
-        })
+        Ok(g)
     }
 
     fn name(&self) -> &'static str {
