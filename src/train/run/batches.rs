@@ -299,23 +299,9 @@ pub(crate) fn batch_period<M: Scorer>(
     steps: usize,
 ) -> Result<Period<M>, RunError> {
     let reference = Snapshot::of(&model);
-    let (mut loss_sum, mut cpu) = (0.0, 0.0);
-    let mut model = Some(model);
-    let mut drawn = 0;
-    let next_ids = || {
-        (drawn < steps).then(|| {
-            drawn += 1;
-            sampler.next_batch()
-        })
-    };
-    let mut k = 0;
-    let mut step_ms = Vec::with_capacity(steps);
-    for_each_batch(ctx.train, next_ids, |host| {
+    let mut cpu = 0.0;
+    steps_of(model, ctx, sampler, steps, |m, host, k| {
         let step = steps_done + k;
-        let started = Instant::now();
-        let m = model
-            .take()
-            .expect("the model is put back after every step");
         // AUC-M's regularization of the model, once (every task's objective has the same).
         let aucm = match objectives.first() {
             Some(BatchObjective::Aucm(o)) => Some(o.clone()),
@@ -325,7 +311,7 @@ pub(crate) fn batch_period<M: Scorer>(
             .shards
             .step(
                 &m,
-                &host,
+                host,
                 |gathered| {
                     let t = Instant::now();
                     let g = task_gradients(objectives, gathered, &host.targets, &host.ids)
@@ -337,9 +323,44 @@ pub(crate) fn batch_period<M: Scorer>(
                 |replica| aucm.as_ref()?.device_terms(replica, &reference),
             )
             .map_err(step_error(step))?;
-        let (g, grads) = (out.gradient, out.grads);
-        loss_sum += g.loss;
-        model = Some(optim.step(ctx.cfg.lr(), m, grads));
+        Ok((optim.step(ctx.cfg.lr(), m, out.grads), out.gradient.loss))
+    })
+    .map(|p| Period {
+        cpu_seconds: cpu,
+        ..p
+    })
+}
+
+/// `steps` steps on batches of the run's sampler, each batch assembled on a worker thread
+/// while the previous step runs: `step(model, batch, k)` takes the `k`-th and returns the
+/// moved model and the batch loss; the period's loss is their mean, its step time their median
+/// (`cpu_seconds` is left to the caller).
+fn steps_of<M: Scorer>(
+    model: M,
+    ctx: &PeriodContext<'_>,
+    sampler: &mut BatchSampler,
+    steps: usize,
+    mut step: impl FnMut(M, &HostBatch, usize) -> Result<(M, f64), RunError>,
+) -> Result<Period<M>, RunError> {
+    let mut loss_sum = 0.0;
+    let mut model = Some(model);
+    let mut drawn = 0;
+    let next_ids = || {
+        (drawn < steps).then(|| {
+            drawn += 1;
+            sampler.next_batch()
+        })
+    };
+    let mut k = 0;
+    let mut step_ms = Vec::with_capacity(steps);
+    for_each_batch(ctx.train, next_ids, |host| {
+        let started = Instant::now();
+        let m = model
+            .take()
+            .expect("the model is put back after every step");
+        let (m, loss) = step(m, &host, k)?;
+        loss_sum += loss;
+        model = Some(m);
         step_ms.push(1e3 * started.elapsed().as_secs_f64());
         k += 1;
         ctx.bar.inc(1);
@@ -353,7 +374,7 @@ pub(crate) fn batch_period<M: Scorer>(
         diagnostics: None,
         steps,
         loss: loss_sum / steps.max(1) as f64,
-        cpu_seconds: cpu,
+        cpu_seconds: 0.0,
         dual_seconds: 0.0,
         step_ms: median(&mut step_ms),
     })
@@ -382,17 +403,7 @@ pub(crate) fn asgda_period<M: Scorer>(
     steps_done: usize,
     steps: usize,
 ) -> Result<Period<M>, RunError> {
-    let (mut loss_sum, mut cpu) = (0.0, 0.0);
-    let mut model = Some(model);
-    let mut drawn = 0;
-    let next_ids = || {
-        (drawn < steps).then(|| {
-            drawn += 1;
-            sampler.next_batch()
-        })
-    };
-    let mut k = 0;
-    let mut step_ms = Vec::with_capacity(steps);
+    let mut cpu = 0.0;
     let AsgdaRun {
         objective,
         direction,
@@ -403,16 +414,11 @@ pub(crate) fn asgda_period<M: Scorer>(
         message: "asgda trains pauci and upauci".into(),
     })?;
     let (nu, lambda) = (config.nu, config.lambda);
-    for_each_batch(ctx.train, next_ids, |host| {
+    steps_of(model, ctx, sampler, steps, |m, host, k| {
         let step = steps_done + k;
-        let started = Instant::now();
-        let m = model
-            .take()
-            .expect("the model is put back after every step");
-        let (old, old_minmax, loss) = asgda_gradients(&m, &host, ctx, &*objective, step, &mut cpu)?;
+        let (old, old_minmax, loss) = asgda_gradients(&m, host, ctx, &*objective, step, &mut cpu)?;
         let eta = config.eta(step);
-        let first = !direction.is_started();
-        let m = if first {
+        let m = if !direction.is_started() {
             direction.update(&m, old, None, 0.0);
             objective.correct_directions(&old_minmax, None, 0.0, 0.0);
             let along = direction.gradients(&m);
@@ -423,31 +429,17 @@ pub(crate) fn asgda_period<M: Scorer>(
             let along = direction.gradients(&m);
             let m = optim.step(eta * nu, m, along);
             objective.asgda_move(eta, nu, lambda);
-            let (new, new_minmax, _) =
-                asgda_gradients(&m, &host, ctx, &*objective, step, &mut cpu)?;
+            let (new, new_minmax, _) = asgda_gradients(&m, host, ctx, &*objective, step, &mut cpu)?;
             let (rho, xi) = (config.rho(step + 1), config.xi(step + 1));
             direction.update(&m, new, Some(old), rho);
             objective.correct_directions(&new_minmax, Some(&old_minmax), rho, xi);
             m
         };
-        loss_sum += loss;
-        model = Some(m);
-        step_ms.push(1e3 * started.elapsed().as_secs_f64());
-        k += 1;
-        ctx.bar.inc(1);
-        ctx.bar
-            .set_message(format!("loss {:.4}", loss_sum / k as f64));
-        Ok::<(), RunError>(())
-    })?;
-    Ok(Period {
-        model: model.expect("the model is put back after every step"),
-        candidate: None,
-        diagnostics: None,
-        steps,
-        loss: loss_sum / steps.max(1) as f64,
+        Ok((m, loss))
+    })
+    .map(|p| Period {
         cpu_seconds: cpu,
-        dual_seconds: 0.0,
-        step_ms: median(&mut step_ms),
+        ..p
     })
 }
 
