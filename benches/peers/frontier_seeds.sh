@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Issue 42's comparison: STACO, PAUCI and UPAUCI against CE, SOTA-s and LibAUC 2.0.1's STACO and
-# SOTA-s, three seeds on two full long-tailed sets (ResNet-20, batch 32 of 16 + 16, EPOCHS
-# passes, 2 threads, one run at a time, each method at its defaults), then one table of mean
-# (std) over seeds of pAUC[0, 0.3], pAUC[0.05, 0.5] and the two-way pAUC (TPR >= 0.7,
-# FPR <= 0.3) (benches/peers/frontier_table.py).
+# SOTA-s, three seeds on full long-tailed sets (ResNet-20, batch 32 of 16 + 16, EPOCHS passes,
+# 2 threads, one run at a time), then one table of mean (std) over seeds of pAUC[0, 0.3],
+# pAUC[0.05, 0.5] and the two-way pAUC (TPR >= 0.7, FPR <= 0.3)
+# (benches/peers/frontier_table.py).
 #
-#   bash benches/peers/frontier_seeds.sh [PYTHON] [OUT] [EPOCHS] [DATASETS] [SEEDS]
+#   bash benches/peers/frontier_seeds.sh [PYTHON] [OUT] [EPOCHS] [DATASETS] [SEEDS] [LRS]
 #
-# OUT (default out/frontier) holds DATA/seedS/{split.json,ours/M,libauc/M} and table.md; a
-# finished run is kept on a second call, so an interrupted sweep continues where it stopped.
+# LRS (default "1e-3", every method's default) is the grid: with several, every method runs at
+# each learning rate on the first seed, the one with the best validation pAUC[0.05, 0.5] (the
+# runs' own model selection) is kept per data set and method, and the other seeds run only it;
+# the same number of points for every method.
+# OUT (default out/frontier) holds DATA/seedS/{split.json,ours/M,libauc/M} (at another lr X:
+# ours@lrX/M, libauc@lrX/M) and table.md; a finished run is kept on a second call, so an
+# interrupted sweep continues where it stopped.
 # DATASETS default "fashion-mnist mnist fashion-mnist:6": DATA or DATA:CLASS (the positive
 # class, default 3: dresses, the digit 3; fashion-mnist:6, shirts, is the harder task, in
 # OUT/fashion-mnist-6). SEEDS default "0 1 2". The binaries are copied to
 # OUT/bin first, so that a rebuild during the sweep does not change them. Measured on this
-# project's 2-core machine: about 10 minutes per data set and seed.
+# project's 2-core machine: about 10 minutes per data set, seed and learning rate.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="${1:-/work/venv-torch/bin/python}"
@@ -30,6 +35,40 @@ mkdir -p "$out/bin"
 for b in examples/cifar_lt examples/export_split rankrisk; do
     [ -x "$out/bin/$(basename $b)" ] || cp "target/release/$b" "$out/bin/"
 done
+lrs="${6:-1e-3}"
+# The folder of one run's method group: ours or libauc, with @lrX unless X is the default.
+group() { if [ "$2" = 1e-3 ]; then echo "$1"; else echo "$1@lr$2"; fi; }
+# run_seed NAME DATA POSITIVE SEED "METHOD:LR ..." "LIBAUC-METHOD:LR ..."
+run_seed() {
+    local dir="$out/$1/seed$4" m lr
+    mkdir -p "$dir"
+    local task=(--data "$2" --positive "$3" --seed "$4")
+    [ -f "$dir/split.json" ] || "$out/bin/export_split" "${task[@]}" --json "$dir/split.json"
+    for pair in $5; do
+        m="${pair%%:*}" lr="${pair#*:}"
+        local run="$dir/$(group ours "$lr")/$m"
+        [ -f "$run/summary.json" ] && continue
+        echo "== $1 seed $4: ours $m lr $lr"
+        RAYON_NUM_THREADS=2 "$out/bin/cifar_lt" "${task[@]}" --epochs "$epochs" \
+            --method "$m" --lr "$lr" --out "$run" --quiet --bootstrap 0
+    done
+    for lr in $lrs; do
+        local missing=() g
+        g="$(group libauc "$lr")"
+        for pair in $6; do
+            [ "${pair#*:}" = "$lr" ] || continue
+            m="${pair%%:*}"
+            [ -f "$dir/$g/$m/summary.json" ] || missing+=("$m")
+        done
+        [ ${#missing[@]} -gt 0 ] || continue
+        echo "== $1 seed $4: LibAUC ${missing[*]} lr $lr"
+        "$py" benches/peers/libauc_side_by_side.py --split "$dir/split.json" \
+            --data-dir "datasets/test-data/$2" --epochs "$epochs" --threads 2 --lr "$lr" \
+            --methods "$(IFS=,; echo "${missing[*]}")" --seed "$4" --out "$dir/$g" \
+            > "$dir/$g.log" 2>&1
+    done
+}
+grid() { local p=""; for m in $1; do for lr in $lrs; do p="$p $m:$lr"; done; done; echo "$p"; }
 for entry in $datasets; do
     data="${entry%%:*}"
     positive=3
@@ -38,28 +77,19 @@ for entry in $datasets; do
         positive="${entry#*:}"
         name="$data-$positive"
     fi
+    first=""
     for seed in $seeds; do
-        dir="$out/$name/seed$seed"
-        mkdir -p "$dir"
-        task=(--data "$data" --positive "$positive" --seed "$seed")
-        [ -f "$dir/split.json" ] || "$out/bin/export_split" "${task[@]}" --json "$dir/split.json"
-        for m in ce sota-s staco pauci upauci; do
-            [ -f "$dir/ours/$m/summary.json" ] && continue
-            echo "== $name seed $seed: ours $m"
-            RAYON_NUM_THREADS=2 "$out/bin/cifar_lt" "${task[@]}" --epochs "$epochs" \
-                --method "$m" --out "$dir/ours/$m" --quiet --bootstrap 0
-        done
-        missing=()
-        for m in staco sota-s; do
-            [ -f "$dir/libauc/$m/summary.json" ] || missing+=("$m")
-        done
-        if [ ${#missing[@]} -gt 0 ]; then
-            echo "== $name seed $seed: LibAUC ${missing[*]}"
-            "$py" benches/peers/libauc_side_by_side.py --split "$dir/split.json" \
-                --data-dir "datasets/test-data/$data" --epochs "$epochs" --threads 2 \
-                --methods "$(IFS=,; echo "${missing[*]}")" --seed "$seed" --out "$dir/libauc" \
-                > "$dir/libauc.log" 2>&1
+        if [ -z "$first" ]; then
+            first="$seed"
+            run_seed "$name" "$data" "$positive" "$seed" \
+                "$(grid "ce sota-s staco pauci upauci")" "$(grid "staco sota-s")"
+            continue
         fi
+        chosen="$(python3 benches/peers/frontier_table.py --out "$out" --choose "$name" \
+            --first-seed "$first")"
+        run_seed "$name" "$data" "$positive" "$seed" \
+            "$(echo "$chosen" | awk '$1 == "ours" {print $2 ":" $3}')" \
+            "$(echo "$chosen" | awk '$1 == "libauc" {print $2 ":" $3}')"
     done
 done
 python3 benches/peers/frontier_table.py --out "$out" --rankrisk "$out/bin/rankrisk" \

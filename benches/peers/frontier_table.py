@@ -4,7 +4,15 @@ two-way pAUC (TPR >= 0.7, FPR <= 0.3; LibAUC's convention), each computed by `ra
 from the best validation pass's test scores (ours: scores_test.csv; LibAUC's: the best epoch's
 scores_test_epochE.csv).
 
+Where the first seed holds runs at several learning rates (frontier_seeds.sh's grid, folders
+ours@lrX and libauc@lrX beside ours and libauc at the default 1e-3), each method's row is the
+rate with the best validation pAUC[0.05, 0.5] on that seed (the runs' own model selection),
+named in the lr column; the other seeds count only at that rate.
+
     python3 benches/peers/frontier_table.py --out out/frontier --rankrisk target/release/rankrisk
+    python3 benches/peers/frontier_table.py --out out/frontier --choose mnist --first-seed 0
+
+The second prints the chosen rate per method, one "SIDE METHOD LR" line each.
 """
 import argparse
 import glob
@@ -46,29 +54,76 @@ def figures(rankrisk, labels, cols):
     return out
 
 
+def group(side, lr):
+    """The folder of `side` (ours or libauc) at learning rate `lr` (a string as given)."""
+    return side if lr == "1e-3" else f"{side}@lr{lr}"
+
+
+def best_val(run, side):
+    """The best validation pAUC[0.05, 0.5] of one finished run, or None if it did not finish."""
+    s = os.path.join(run, "summary.json")
+    if not os.path.exists(s):
+        return None
+    d = json.load(open(s))
+    if side == "libauc":
+        return d["best_val_pauc"]
+    return max(h["val_pauc"] for h in d["history"])
+
+
+def choose(out, data, first_seed):
+    """{(side, method): lr} with the best validation pAUC on the first seed, over the rates
+    present there."""
+    seed_dir = os.path.join(out, data, f"seed{first_seed}")
+    picks = {}
+    for side, methods in (("ours", OURS), ("libauc", LIBAUC)):
+        for g in sorted(glob.glob(os.path.join(seed_dir, side + "*"))):
+            if not os.path.isdir(g):
+                continue
+            name = os.path.basename(g)
+            lr = name.split("@lr", 1)[1] if "@lr" in name else "1e-3"
+            for m in methods:
+                v = best_val(os.path.join(g, m), side)
+                if v is not None and (v > picks.get((side, m), (None, -1.0))[1]):
+                    picks[(side, m)] = (lr, v)
+    return {k: lr for k, (lr, _) in picks.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="out/frontier")
     ap.add_argument("--rankrisk", default="target/release/rankrisk")
+    ap.add_argument("--choose", metavar="DATA", help="print the chosen rates of DATA and exit")
+    ap.add_argument("--first-seed", default="0", help="the seed the grid ran on")
     args = ap.parse_args()
-    print("| data | method | seeds | pAUC[0, 0.3] | pAUC[0.05, 0.5] | two-way pAUC (TPR >= 0.7, FPR <= 0.3) |")
-    print("|---|---|---|---|---|---|")
+    if args.choose:
+        for (side, m), lr in sorted(choose(args.out, args.choose, args.first_seed).items()):
+            print(side, m, lr)
+        return
+    print("| data | method | lr | seeds | pAUC[0, 0.3] | pAUC[0.05, 0.5] | two-way pAUC (TPR >= 0.7, FPR <= 0.3) |")
+    print("|---|---|---|---|---|---|---|")
     for data in sorted(d for d in os.listdir(args.out) if d != "bin" and
                        os.path.isdir(os.path.join(args.out, d))):
         per = {}
+        seeds = sorted(glob.glob(os.path.join(args.out, data, "seed*")))
+        picks = choose(args.out, data, seeds[0].rsplit("seed", 1)[1]) if seeds else {}
+        lr_of = {}
         for seed_dir in sorted(glob.glob(os.path.join(args.out, data, "seed*"))):
             cols, labels = {}, None
             for m in OURS:
-                p = os.path.join(seed_dir, "ours", m, "scores_test.csv")
+                lr = picks.get(("ours", m), "1e-3")
+                p = os.path.join(seed_dir, group("ours", lr), m, "scores_test.csv")
                 if os.path.exists(p):
                     labels, cols[f"ours {m}"] = scores(p)
+                    lr_of[f"ours {m}"] = lr
             for m in LIBAUC:
-                s = os.path.join(seed_dir, "libauc", m, "summary.json")
-                if os.path.exists(s):
-                    e = json.load(open(s))["best_epoch"]
+                lr = picks.get(("libauc", m), "1e-3")
+                run = os.path.join(seed_dir, group("libauc", lr), m)
+                if best_val(run, "libauc") is not None:
+                    e = json.load(open(os.path.join(run, "summary.json")))["best_epoch"]
                     labs, cols[f"LibAUC {m}"] = scores(
-                        os.path.join(seed_dir, "libauc", m, f"scores_test_epoch{e}.csv"))
+                        os.path.join(run, f"scores_test_epoch{e}.csv"))
                     labels = labels or labs
+                    lr_of[f"LibAUC {m}"] = lr
             if not cols:
                 continue
             for c, f in figures(args.rankrisk, labels, cols).items():
@@ -78,7 +133,7 @@ def main():
                 v = [r[key] for r in rows]
                 sd = statistics.stdev(v) if len(v) > 1 else 0.0
                 return f"{statistics.mean(v):.4f} ({sd:.4f})"
-            print(f"| {data} | {c} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |")
+            print(f"| {data} | {c} | {lr_of[c]} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |")
 
 
 if __name__ == "__main__":

@@ -387,15 +387,20 @@ def self_test():
 
 
 # ---------------------------------------------------------------------------- methods
-def build(method, n_train, n_pos, hp, beta, device, region=(0.7, 0.3)):
-    """(model, loss_fn, optimizer, uses_index, sigmoid_before_loss, hparams record)."""
+def build(method, n_train, n_pos, hp, beta, device, region=(0.7, 0.3), lr=None):
+    """(model, loss_fn, optimizer, uses_index, sigmoid_before_loss, hparams record); `lr`, when
+    given, replaces the hyper-parameter set's learning rate (the record shows the one used)."""
     model = ResNet20(in_channels=1, num_outputs=1).to(device)
     if method == "ce":
         loss_fn = nn.BCEWithLogitsLoss()
-        opt = torch.optim.Adam(model.parameters(), lr=CE_HPARAMS["opt"]["lr"])
-        return model, loss_fn, opt, False, False, CE_HPARAMS
+        rec = {"loss": CE_HPARAMS["loss"],
+               "opt": dict(CE_HPARAMS["opt"], lr=lr or CE_HPARAMS["opt"]["lr"])}
+        opt = torch.optim.Adam(model.parameters(), lr=rec["opt"]["lr"])
+        return model, loss_fn, opt, False, False, rec
     h = HPARAMS[hp][method]
     lk, ok = dict(h["loss"]), dict(h["opt"])
+    if lr is not None:
+        ok["lr"] = lr
     if method == "aucm":
         loss_fn = AUCMLoss(device=device, **lk)
         opt = PESG(model.parameters(), loss_fn=loss_fn, device=device, verbose=False, **ok)
@@ -478,7 +483,8 @@ def run_method(method, args, sets, stream, spp, device, versions, sampler_info):
     n_train, n_pos = len(train), int(train.targets.sum())
     torch.manual_seed(args.seed)  # same init for every method
     model, loss_fn, opt, uses_index, sigmoid, rec = build(
-        method, n_train, n_pos, args.hparams, args.beta, device, (args.tpr_min, args.fpr_max))
+        method, n_train, n_pos, args.hparams, args.beta, device, (args.tpr_min, args.fpr_max),
+        args.lr)
     model.train()
     steps = stream.shape[0]
     sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
@@ -592,6 +598,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="out/peers/libauc")
     ap.add_argument("--max-steps", type=int, default=None, help="cap on steps (smoke tests)")
+    ap.add_argument("--lr", type=float, default=None,
+                    help="learning rate for every method run (default: each set's own)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--beta", type=float, default=0.5)
     ap.add_argument("--tpr-min", type=float, default=0.7,
