@@ -93,11 +93,25 @@ fn info() -> Result<(), String> {
     if BackendKind::CUDA_COMPILED {
         outln!(
             "cuda: compiled in; --backend cuda:N opens NVIDIA GPU N through the CUDA driver on \
-             first use (the driver and NVRTC are loaded at run time)"
+             first use (libcuda is loaded at run time; kernels with exp/log need \
+             libdevice.10.bc, docs/BACKENDS.md)"
         )?;
     } else {
         outln!("cuda: not compiled into this build (cargo build --release --features cuda)")?;
     }
+    outln!(
+        "GPU kernels (wgpu, cuda): autotune {}, fusion {}",
+        if cfg!(feature = "autotune") {
+            "on (CUBECL_AUTOTUNE_LEVEL; results kept on disk)"
+        } else {
+            "off"
+        },
+        if cfg!(feature = "fusion") {
+            "on"
+        } else {
+            "off"
+        }
+    )?;
     if DeviceSpec::REMOTE_COMPILED {
         outln!(
             "remote devices: compiled in (rankrisk serve; --devices ...,remote:ws://HOST:PORT)"
