@@ -6,8 +6,36 @@
 //! `dL/dtheta = sum_i g_i * ds_i/dtheta`, which is exactly the gradient of the scalar
 //! `surrogate(s, g) = sum_i s_i * g_i` when `g` is held constant. So one backward pass through
 //! the surrogate gives the model's parameter gradients on whatever device the model runs on.
+//!
+//! A step crosses between host and device twice: one read of the scores (with the batch's
+//! targets and ids where those are on the device, in the same transfer: [`batch_to_cpu`]) and
+//! one upload of `g` ([`surrogate`]); [`transfers`] counts both in this process.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
+
+static TO_HOST: AtomicU64 = AtomicU64::new(0);
+static TO_DEVICE: AtomicU64 = AtomicU64::new(0);
+
+/// How many synchronous transfers the bridge has made in this process, each direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Transfers {
+    /// Reads of scores (and batches) back to the host: [`scores_to_cpu`], [`batch_to_cpu`].
+    pub to_host: u64,
+    /// Uploads of a CPU gradient: [`surrogate`].
+    pub to_device: u64,
+}
+
+/// The bridge's transfers so far in this process (all threads): a step of the run driver or
+/// of [`Objective::forward`](crate::train::Objective::forward) adds one each way. Take the
+/// difference of two calls around the code to check.
+pub fn transfers() -> Transfers {
+    Transfers {
+        to_host: TO_HOST.load(Ordering::Relaxed),
+        to_device: TO_DEVICE.load(Ordering::Relaxed),
+    }
+}
 
 /// Why the bridge refused its input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -69,6 +97,7 @@ pub fn surrogate(scores: Tensor<1>, grad: &[f32]) -> Result<Tensor<1>, BridgeErr
 }
 
 fn gradient_tensor(grad: &[f32], device: &Device) -> Tensor<1> {
+    TO_DEVICE.fetch_add(1, Ordering::Relaxed);
     Tensor::<1>::from_data(TensorData::new(grad.to_vec(), [grad.len()]), device)
 }
 
@@ -78,10 +107,49 @@ fn gradient_tensor(grad: &[f32], device: &Device) -> Tensor<1> {
 /// [`BridgeError::Readback`] when the device fails, [`BridgeError::NonFiniteScore`] for a NaN
 /// or infinite score.
 pub fn scores_to_cpu(scores: Tensor<1>) -> Result<Vec<f64>, BridgeError> {
+    TO_HOST.fetch_add(1, Ordering::Relaxed);
     let data = scores
         .try_into_data()
         .map_err(|err| BridgeError::Readback(err.to_string().replace('\n', " ")))?;
+    finite_scores(data)
+}
+
+/// Read a batch's scores, targets and ids back to the CPU in one transfer (one Burn
+/// [`Transaction`]): the scores as `f64` (NaN and infinity refused, as [`scores_to_cpu`]),
+/// the integer tensors as `i64`.
+///
+/// # Shapes
+/// - scores, targets, ids: `[batch]`, on one device
+///
+/// # Errors
+/// [`BridgeError::Readback`] when the device fails, [`BridgeError::NonFiniteScore`].
+pub fn batch_to_cpu(
+    scores: Tensor<1>,
+    targets: Tensor<1, Int>,
+    ids: Tensor<1, Int>,
+) -> Result<(Vec<f64>, Vec<i64>, Vec<i64>), BridgeError> {
+    TO_HOST.fetch_add(1, Ordering::Relaxed);
+    let read = |err: String| BridgeError::Readback(err.replace('\n', " "));
+    let [s, t, i]: [TensorData; 3] = Transaction::default()
+        .register(scores)
+        .register(targets)
+        .register(ids)
+        .try_execute()
+        .map_err(|e| read(e.to_string()))?
+        .try_into()
+        .map_err(|v: Vec<TensorData>| read(format!("{} tensors read for 3", v.len())))?;
+    let ints = |d: TensorData| d.convert::<i64>().try_into_vec::<i64>();
+    Ok((
+        finite_scores(s)?,
+        ints(t).map_err(|e| read(format!("{e:?}")))?,
+        ints(i).map_err(|e| read(format!("{e:?}")))?,
+    ))
+}
+
+/// The scores of `data` as `f64`, refusing NaN or infinity.
+fn finite_scores(data: TensorData) -> Result<Vec<f64>, BridgeError> {
     let values: Vec<f32> = data
+        .convert::<f32>()
         .try_into_vec::<f32>()
         .map_err(|err| BridgeError::Readback(err.to_string()))?;
     if let Some((index, value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {

@@ -9,7 +9,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::{Int, Tensor};
 
 use crate::admm::AdmmError;
-use crate::device::bridge::{BridgeError, scores_to_cpu, surrogate};
+use crate::device::bridge::{BridgeError, batch_to_cpu, scores_to_cpu, surrogate};
 use crate::math::loss::Loss;
 use crate::math::spec::SpecError;
 use crate::pauc::PaucError;
@@ -192,7 +192,8 @@ pub trait Objective {
         Ok(self)
     }
 
-    /// One training step's loss, Burn style: reads the batch back to the CPU once, updates the
+    /// One training step's loss, Burn style: reads the batch back to the CPU once (scores,
+    /// targets and ids in one transfer, [`batch_to_cpu`]), updates the
     /// state and returns a scalar on the scores' device whose value is the objective's batch
     /// loss and whose `backward` gives the parameter gradients (`dL/ds` of
     /// [`Objective::batch_gradient`] through the scores).
@@ -206,15 +207,16 @@ pub trait Objective {
     ///
     /// # Errors
     /// As [`Objective::batch_gradient`]; [`TrainError::BadLabel`] for a target other than 0
-    /// or 1, [`TrainError::Readback`] for a negative id or a device that fails to read back,
-    /// [`TrainError::Bridge`] for the scores.
+    /// or 1, [`TrainError::Readback`] for a negative id, [`TrainError::Bridge`] for a device
+    /// that fails to read back or a score that is not finite.
     fn forward(
         &mut self,
         scores: Tensor<1>,
         targets: Tensor<1, Int>,
         ids: Tensor<1, Int>,
     ) -> Result<Tensor<1>, TrainError> {
-        let labels = read_ints(targets, "targets")?
+        let (cpu, targets, ids) = batch_to_cpu(scores.clone(), targets, ids)?;
+        let labels = targets
             .into_iter()
             .enumerate()
             .map(|(index, t)| match t {
@@ -226,7 +228,7 @@ pub trait Objective {
                 }),
             })
             .collect::<Result<Vec<f64>, _>>()?;
-        let ids = read_ints(ids, "ids")?
+        let ids = ids
             .into_iter()
             .enumerate()
             .map(|(index, i)| {
@@ -236,7 +238,8 @@ pub trait Objective {
                 })
             })
             .collect::<Result<Vec<usize>, _>>()?;
-        step_loss(self, scores, &labels, &ids)
+        let g = self.batch_gradient(&cpu, &labels, &ids)?;
+        Ok(loss_tensor(scores, &g)?)
     }
 }
 
@@ -299,16 +302,6 @@ pub(crate) fn unknown_state(objective: &'static str, name: &str) -> TrainError {
 fn loss_tensor(scores: Tensor<1>, g: &BatchGradient) -> Result<Tensor<1>, BridgeError> {
     let zero_valued = scores.clone() - scores.detach();
     Ok(surrogate(zero_valued, &g.grad)?.add_scalar(g.loss))
-}
-
-/// An integer tensor read back as `i64`.
-fn read_ints(t: Tensor<1, Int>, what: &'static str) -> Result<Vec<i64>, TrainError> {
-    let err = |message: String| TrainError::Readback { what, message };
-    t.try_into_data()
-        .map_err(|e| err(e.to_string()))?
-        .convert::<i64>()
-        .try_to_vec::<i64>()
-        .map_err(|e| err(format!("{e:?}")))
 }
 
 /// Check a batch: lengths, finiteness, labels in {-1, +1}, ids below `n` (if given).
