@@ -17,7 +17,13 @@
 //! cargo run --release --example bench_step -- --backends flex,ndarray,wgpu --repeats 20
 //! cargo run --release --example bench_step -- --models densenet121 --batch 32 --repeats 3
 //! cargo run --release --example bench_step -- --kernels
+//! cargo run --release --example bench_step -- --backends wgpu --json out/step.json
 //! ```
+//!
+//! The first step of our path (on wgpu: shader compilation and, with autotune, the kernels'
+//! tuning) is reported apart in a "first step" row. `--json PATH` also writes every row
+//! (`benches/gpu.sh` reads it). A backend that cannot be opened is named on stderr and makes
+//! the exit status 2 after the other backends' rows.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,6 +72,10 @@ struct Args {
     /// Skip the bare step on Burn's own ops (for profiling our path alone).
     #[arg(long)]
     ours_only: bool,
+    /// Also write the rows to this JSON file (an array of {backend, model, path, phase,
+    /// median_ms, iqr_ms, n}).
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
 }
 
 /// Median and interquartile range of `v` in milliseconds.
@@ -78,6 +88,9 @@ fn stats(v: &mut [f64]) -> (f64, f64) {
     };
     (q(0.5), q(0.75) - q(0.25))
 }
+
+/// The rows printed so far, for `--json`.
+type Rows = Vec<serde_json::Value>;
 
 /// Timings of named phases over repeated steps.
 struct Phases {
@@ -97,10 +110,15 @@ impl Phases {
         self.times[k].push(seconds);
     }
 
-    fn print(&mut self, backend: BackendKind, model: &str, path: &str) {
+    /// Print one row per phase and keep it in `rows`.
+    fn print(&mut self, backend: BackendKind, model: &str, path: &str, rows: &mut Rows) {
         for (name, t) in self.names.iter().zip(&mut self.times) {
             let (median, iqr) = stats(t);
             println!("| {backend} | {model} | {path} | {name} | {median:.2} | {iqr:.2} |");
+            rows.push(serde_json::json!({
+                "backend": backend.to_string(), "model": model, "path": path, "phase": name,
+                "median_ms": median, "iqr_ms": iqr, "n": t.len(),
+            }));
         }
     }
 }
@@ -131,6 +149,7 @@ fn bench_model<M: Scorer>(
     device: &Device,
     kind: BackendKind,
     args: &Args,
+    rows: &mut Rows,
 ) {
     let b = args.batch;
     let n = source.len();
@@ -153,6 +172,7 @@ fn bench_model<M: Scorer>(
         "surrogate backward",
         "optimizer step",
     ]);
+    let mut first = Phases::new(&["first step (compilation, tuning)"]);
     let mut m = model.clone();
     let mut optim = AdamConfig::new().init();
     let mut erm = ErmConfig::new().init().unwrap();
@@ -190,6 +210,10 @@ fn bench_model<M: Scorer>(
         m = optim.step(1e-3, m, grads);
         sync();
         let t_optim = t.elapsed().as_secs_f64();
+        if step == 0 {
+            let total = t_assembly + t_upload + t_forward + t_read + t_objective;
+            first.record(0, total + t_backward + t_optim);
+        }
         if step >= args.warmup {
             for (k, v) in [
                 t_assembly,
@@ -207,7 +231,8 @@ fn bench_model<M: Scorer>(
             }
         }
     }
-    phases.print(kind, name, "rankrisk (CE)");
+    first.print(kind, name, "rankrisk (CE)", rows);
+    phases.print(kind, name, "rankrisk (CE)", rows);
 
     // Ours, the whole step without intermediate syncs; and the bare Burn step.
     let mut whole = Phases::new(&["step"]);
@@ -230,14 +255,14 @@ fn bench_model<M: Scorer>(
             whole.record(0, t.elapsed().as_secs_f64());
         }
     }
-    whole.print(kind, name, "rankrisk (CE)");
+    whole.print(kind, name, "rankrisk (CE)", rows);
 
     // The bare Burn step, with the models' layers on this crate's CPU kernels (where the
     // backend is flex or ndarray) and on Burn's own ops, back to back.
     let uploaded: Vec<_> = (0..4)
         .map(|k| source.batch(&ids_of(k), device).expect("batch"))
         .collect();
-    let bare = |path: &str| {
+    let mut bare = |path: &str| {
         let mut times = Phases::new(&["forward", "loss + backward", "optimizer step", "step"]);
         let mut m = model.clone();
         let mut optim = AdamConfig::new().init();
@@ -261,7 +286,7 @@ fn bench_model<M: Scorer>(
                 times.record(3, (t3 - t0).as_secs_f64());
             }
         }
-        times.print(kind, name, path);
+        times.print(kind, name, path, rows);
     };
     bare("bare Burn, our kernels");
     if !args.ours_only {
@@ -381,11 +406,14 @@ fn main_body() {
     );
     println!("| backend | model | path | phase | median ms | IQR ms |");
     println!("|---|---|---|---|---|---|");
+    let mut rows = Rows::new();
+    let mut failed = false;
     for &kind in &args.backends {
         let device = match autodiff_device(kind) {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("{kind}: {e}");
+                failed = true;
                 continue;
             }
         };
@@ -398,16 +426,34 @@ fn main_body() {
                     let model = ResNet20Config::new()
                         .with_in_channels(args.channels)
                         .init(&device);
-                    bench_model(model, "ResNet-20", &source, &device, kind, &args);
+                    bench_model(model, "ResNet-20", &source, &device, kind, &args, &mut rows);
                 }
                 "densenet121" => {
                     let side = args.size.unwrap_or(224);
                     let source = images(4 * args.batch, 3, side);
                     let model = DenseNet121Config::new().init(&device);
-                    bench_model(model, "DenseNet121", &source, &device, kind, &args);
+                    bench_model(
+                        model,
+                        "DenseNet121",
+                        &source,
+                        &device,
+                        kind,
+                        &args,
+                        &mut rows,
+                    );
                 }
-                other => eprintln!("unknown model '{other}' (resnet20, densenet121)"),
+                other => {
+                    eprintln!("unknown model '{other}' (resnet20, densenet121)");
+                    failed = true;
+                }
             }
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&rows).expect("rows serialize");
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("--json {}: {e}", path.display());
+            failed = true;
         }
     }
     if args.kernels {
@@ -421,5 +467,8 @@ fn main_body() {
                 bench_kernels(&device, kind, &args);
             }
         }
+    }
+    if failed {
+        std::process::exit(2);
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""PyTorch CPU peer benchmark for rankrisk: per-phase time of one training step.
+"""PyTorch peer benchmark for rankrisk: per-phase time of one training step.
 
-Measures, on the CPU with torch.set_num_threads(N), the phases of one training
+Measures, on the CPU with torch.set_num_threads(N) (or on a CUDA device with
+--device cuda[:N], each phase closed by torch.cuda.synchronize()), the phases of one training
 step of CIFAR ResNet-20 (He et al. 2016, option-A shortcuts, 1 output logit) or
 torchvision DenseNet121 (num_classes=1):
 
@@ -15,6 +16,9 @@ Each phase: median and interquartile range (ms) over --repeats steps after
 --warmup untimed steps. The phase timings come from one loop (perf_counter
 between phases); "step" comes from a second loop with a single timer around
 the whole step.
+
+On CUDA the first step (cuDNN's kernel choice and allocations) is timed apart ("first step")
+and the peak of torch.cuda.max_memory_allocated() is reported ("peak memory MiB").
 
 --profile instead sums torch.profiler's self CPU time per layer type over the step
 (convolution forward / backward, batch norm forward / backward, the rest).
@@ -137,6 +141,7 @@ def setup_step(args):
     model.train()
     x = torch.randn(args.batch, args.channels, args.size, args.size)
     y = torch.randint(0, 2, (args.batch, 1)).float()
+    model, x, y = model.to(args.device), x.to(args.device), y.to(args.device)
     if args.optim == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
     else:
@@ -144,9 +149,21 @@ def setup_step(args):
     return model, x, y, opt, nn.BCEWithLogitsLoss()
 
 
+def sync_of(device):
+    """The call that waits for `device`'s queued work (nothing on the CPU)."""
+    if device.startswith("cuda"):
+        return torch.cuda.synchronize
+    return lambda: None
+
+
 def bench_step(args):
     model, x, y, opt, crit = setup_step(args)
-    pc = time.perf_counter
+    sync = sync_of(args.device)
+    cuda = args.device.startswith("cuda")
+
+    def pc():
+        sync()
+        return time.perf_counter()
 
     def one_step():
         out = model(x)
@@ -155,7 +172,12 @@ def bench_step(args):
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    for _ in range(args.warmup):
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t0 = pc()
+    one_step()
+    first = pc() - t0
+    for _ in range(max(args.warmup - 1, 0)):
         one_step()
 
     ph = {"forward": [], "loss": [], "backward": [], "optimizer": []}
@@ -182,11 +204,18 @@ def bench_step(args):
         steps.append(pc() - t0)
     ph["step"] = steps
     rows = {k: summarize(v) for k, v in ph.items()}
+    rows["first step"] = summarize([first])
+    extra = {}
+    if cuda:
+        extra["peak_memory_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        extra["gpu"] = torch.cuda.get_device_name(torch.device(args.device))
+        rows["peak memory MiB"] = {"median_ms": extra["peak_memory_mib"], "iqr_ms": 0.0}
     nparams = sum(p.numel() for p in model.parameters())
     title = (f"{args.model} in_ch={args.channels} size={args.size} batch={args.batch} "
-             f"optim={args.optim} threads={torch.get_num_threads()} params={nparams} "
-             f"warmup={args.warmup} repeats={args.repeats} torch={torch.__version__}")
-    return rows, title, {"params": nparams}
+             f"optim={args.optim} device={args.device} threads={torch.get_num_threads()} "
+             f"params={nparams} warmup={args.warmup} repeats={args.repeats} "
+             f"torch={torch.__version__}")
+    return rows, title, {"params": nparams, **extra}
 
 
 PROFILE_GROUPS = {  # layer type: the aten ops whose self CPU time it sums
@@ -294,7 +323,14 @@ def main():
     p.add_argument("--profile", action="store_true",
                    help="per-layer-type time of the step (torch.profiler) instead")
     p.add_argument("--json", metavar="PATH", help="write results as JSON")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the step only)")
     args = p.parse_args()
+    if args.device != "cpu" and (args.conv_kernel or args.profile):
+        p.error("--device applies to the step only, not to --conv-kernel or --profile")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        print(f"--device {args.device}: this torch {torch.__version__} sees no CUDA device",
+              file=sys.stderr)
+        sys.exit(5)
     if args.size is None:
         args.size = 224 if args.model == "densenet121" else 28
     if args.channels is None:
