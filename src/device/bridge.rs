@@ -114,6 +114,17 @@ pub fn scores_to_cpu(scores: Tensor<1>) -> Result<Vec<f64>, BridgeError> {
     finite_scores(data)
 }
 
+/// A batch read back to the CPU by [`batch_to_cpu`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuBatch {
+    /// The scores, as `f64`, all finite.
+    pub scores: Vec<f64>,
+    /// The targets, as read.
+    pub targets: Vec<i64>,
+    /// The ids, as read.
+    pub ids: Vec<i64>,
+}
+
 /// Read a batch's scores, targets and ids back to the CPU in one transfer (one Burn
 /// [`Transaction`]): the scores as `f64` (NaN and infinity refused, as [`scores_to_cpu`]),
 /// the integer tensors as `i64`.
@@ -127,7 +138,7 @@ pub fn batch_to_cpu(
     scores: Tensor<1>,
     targets: Tensor<1, Int>,
     ids: Tensor<1, Int>,
-) -> Result<(Vec<f64>, Vec<i64>, Vec<i64>), BridgeError> {
+) -> Result<CpuBatch, BridgeError> {
     TO_HOST.fetch_add(1, Ordering::Relaxed);
     let read = |err: String| BridgeError::Readback(err.replace('\n', " "));
     let [s, t, i]: [TensorData; 3] = Transaction::default()
@@ -139,11 +150,11 @@ pub fn batch_to_cpu(
         .try_into()
         .map_err(|v: Vec<TensorData>| read(format!("{} tensors read for 3", v.len())))?;
     let ints = |d: TensorData| d.convert::<i64>().try_into_vec::<i64>();
-    Ok((
-        finite_scores(s)?,
-        ints(t).map_err(|e| read(format!("{e:?}")))?,
-        ints(i).map_err(|e| read(format!("{e:?}")))?,
-    ))
+    Ok(CpuBatch {
+        scores: finite_scores(s)?,
+        targets: ints(t).map_err(|e| read(format!("{e:?}")))?,
+        ids: ints(i).map_err(|e| read(format!("{e:?}")))?,
+    })
 }
 
 /// The scores of `data` as `f64`, refusing NaN or infinity.

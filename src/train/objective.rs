@@ -215,8 +215,9 @@ pub trait Objective {
         targets: Tensor<1, Int>,
         ids: Tensor<1, Int>,
     ) -> Result<Tensor<1>, TrainError> {
-        let (cpu, targets, ids) = batch_to_cpu(scores.clone(), targets, ids)?;
-        let labels = targets
+        let batch = batch_to_cpu(scores.clone(), targets, ids)?;
+        let labels = batch
+            .targets
             .into_iter()
             .enumerate()
             .map(|(index, t)| match t {
@@ -228,7 +229,8 @@ pub trait Objective {
                 }),
             })
             .collect::<Result<Vec<f64>, _>>()?;
-        let ids = ids
+        let ids = batch
+            .ids
             .into_iter()
             .enumerate()
             .map(|(index, i)| {
@@ -238,7 +240,7 @@ pub trait Objective {
                 })
             })
             .collect::<Result<Vec<usize>, _>>()?;
-        let g = self.batch_gradient(&cpu, &labels, &ids)?;
+        let g = self.batch_gradient(&batch.scores, &labels, &ids)?;
         Ok(loss_tensor(scores, &g)?)
     }
 }
