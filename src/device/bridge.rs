@@ -108,9 +108,7 @@ fn gradient_tensor(grad: &[f32], device: &Device) -> Tensor<1> {
 /// or infinite score.
 pub fn scores_to_cpu(scores: Tensor<1>) -> Result<Vec<f64>, BridgeError> {
     TO_HOST.fetch_add(1, Ordering::Relaxed);
-    let data = scores
-        .try_into_data()
-        .map_err(|err| BridgeError::Readback(err.to_string().replace('\n', " ")))?;
+    let data = scores.try_into_data().map_err(readback)?;
     finite_scores(data)
 }
 
@@ -140,21 +138,29 @@ pub fn batch_to_cpu(
     ids: Tensor<1, Int>,
 ) -> Result<CpuBatch, BridgeError> {
     TO_HOST.fetch_add(1, Ordering::Relaxed);
-    let read = |err: String| BridgeError::Readback(err.replace('\n', " "));
     let [s, t, i]: [TensorData; 3] = Transaction::default()
         .register(scores)
         .register(targets)
         .register(ids)
         .try_execute()
-        .map_err(|e| read(e.to_string()))?
+        .map_err(readback)?
         .try_into()
-        .map_err(|v: Vec<TensorData>| read(format!("{} tensors read for 3", v.len())))?;
-    let ints = |d: TensorData| d.convert::<i64>().try_into_vec::<i64>();
+        .map_err(|v: Vec<TensorData>| readback(format!("{} tensors read for 3", v.len())))?;
+    let ints = |d: TensorData| {
+        d.convert::<i64>()
+            .try_into_vec::<i64>()
+            .map_err(|e| readback(format!("{e:?}")))
+    };
     Ok(CpuBatch {
         scores: finite_scores(s)?,
-        targets: ints(t).map_err(|e| read(format!("{e:?}")))?,
-        ids: ints(i).map_err(|e| read(format!("{e:?}")))?,
+        targets: ints(t)?,
+        ids: ints(i)?,
     })
+}
+
+/// [`BridgeError::Readback`] with the device's message on one line.
+fn readback(err: impl std::fmt::Display) -> BridgeError {
+    BridgeError::Readback(err.to_string().replace('\n', " "))
 }
 
 /// The scores of `data` as `f64`, refusing NaN or infinity.
@@ -162,7 +168,7 @@ fn finite_scores(data: TensorData) -> Result<Vec<f64>, BridgeError> {
     let values: Vec<f32> = data
         .convert::<f32>()
         .try_into_vec::<f32>()
-        .map_err(|err| BridgeError::Readback(err.to_string()))?;
+        .map_err(readback)?;
     if let Some((index, value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         return Err(BridgeError::NonFiniteScore {
             index,
