@@ -210,23 +210,20 @@ fn bench_model<M: Scorer>(
         m = optim.step(1e-3, m, grads);
         sync();
         let t_optim = t.elapsed().as_secs_f64();
+        let times = [
+            t_assembly,
+            t_upload,
+            t_forward,
+            t_read,
+            t_objective,
+            t_backward,
+            t_optim,
+        ];
         if step == 0 {
-            let total = t_assembly + t_upload + t_forward + t_read + t_objective;
-            first.record(0, total + t_backward + t_optim);
+            first.record(0, times.iter().sum());
         }
         if step >= args.warmup {
-            for (k, v) in [
-                t_assembly,
-                t_upload,
-                t_forward,
-                t_read,
-                t_objective,
-                t_backward,
-                t_optim,
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            for (k, v) in times.into_iter().enumerate() {
                 phases.record(k, v);
             }
         }
