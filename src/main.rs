@@ -12,6 +12,9 @@ use clap::error::ErrorKind;
 fn main() -> ExitCode {
     // SAFETY: the first line of `main`, before any other thread starts.
     unsafe { rankrisk::backend::keep_burn_default_on_cpu() };
+    // glibc's malloc settings for the CPU kernels, while this is the only thread (glibc's arena
+    // limit holds only before a second thread allocates).
+    rankrisk_models::kernels::memory::reuse_freed_memory();
     match cli::Cli::try_parse() {
         Ok(cli) => cli::run(cli),
         // `--help` and `--version` print to standard output: a write that fails is an error

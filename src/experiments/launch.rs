@@ -136,6 +136,8 @@ pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, ExperimentError> {
 /// The `main` of the cifar_lt and chexpert examples: [`run_one`], then the results table and
 /// where the artifacts are; an error is one line on standard error and exit status 2.
 pub fn run_example(run: Run) -> std::process::ExitCode {
+    // Before the data's and Rayon's threads allocate (glibc's arena limit holds only then).
+    rankrisk_models::kernels::memory::reuse_freed_memory();
     let out = match &run {
         Run::LongTailed(a) => Some(a.out.clone()),
         Run::Chexpert(a) => Some(a.out.clone()),

@@ -13,6 +13,17 @@
 //! activations at 224 x 224) are still mapped fresh; a process keeps up to 1 GiB of freed heap
 //! memory instead of returning it (its peak resident set does not change).
 //!
+//! Threads other than the main one allocate from their own glibc arenas, whose 64 MiB heaps
+//! are unmapped whenever they fall empty, whatever the trim threshold. The training loop runs
+//! on a worker of Rayon's pool ([`on_pool`](super::on_pool)), so DenseNet121's step at
+//! 224 x 224 faulted 6.2 million pages in `bench_step`'s 5 steps and ran at 5.6-6.0 s.
+//! [`reuse_freed_memory`] therefore also limits glibc to one arena (`M_ARENA_MAX`), which
+//! glibc honours only where no second arena exists yet: [`on_pool`](super::on_pool) and the
+//! `rankrisk` binary call it before Rayon's pool starts. With one arena the same run faulted
+//! 1.9 million pages and its step took 4.9-5.0 s, its peak resident set 4.5 GB against 4.7;
+//! ResNet-20's step did not change (66-68 ms against 65-66, 16,000 page faults either way), as
+//! its tensors fit the threads' heaps without emptying them.
+//!
 //! A process that sets glibc's own malloc parameters keeps them: when any of the environment
 //! variables in [`GLIBC_MALLOC_VARIABLES`] is set, or `GLIBC_TUNABLES` names a `glibc.malloc`
 //! tunable, nothing is changed (`MALLOC_MMAP_THRESHOLD_=131072` restores glibc's start value,
@@ -31,18 +42,26 @@ pub const TRIM_THRESHOLD: usize = 1 << 30;
 
 /// The environment variables by which glibc reads its malloc parameters at start; when one is
 /// set, [`reuse_freed_memory`] leaves the allocator as the user configured it.
-pub const GLIBC_MALLOC_VARIABLES: [&str; 4] = [
+pub const GLIBC_MALLOC_VARIABLES: [&str; 5] = [
     "MALLOC_MMAP_THRESHOLD_",
     "MALLOC_TRIM_THRESHOLD_",
     "MALLOC_TOP_PAD_",
     "MALLOC_MMAP_MAX_",
+    "MALLOC_ARENA_MAX",
 ];
 
-/// Set glibc's mmap and trim thresholds to [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`], once
-/// per process (later calls do nothing). The layer functions call it when they first run a
-/// kernel; a program may call it earlier. Returns whether both settings took effect: `false`
-/// on targets without glibc, and when the user set glibc's malloc parameters
-/// ([`user_configured_malloc`]), where the allocator is left as it is.
+/// glibc's arena limit set by [`reuse_freed_memory`]: every thread allocates from the main
+/// arena.
+pub const ARENA_MAX: usize = 1;
+
+/// Set glibc's mmap and trim thresholds to [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`] and its
+/// arena limit to [`ARENA_MAX`], once per process (later calls do nothing). The layer
+/// functions call it when they first run a kernel, [`on_pool`](super::on_pool) before it
+/// enters Rayon's pool; a program may call it earlier, and should call it before it starts
+/// threads that allocate, as glibc ignores the arena limit once a thread has an arena of its
+/// own. Returns whether the settings took effect: `false` on targets without glibc, and when
+/// the user set glibc's malloc parameters ([`user_configured_malloc`]), where the allocator is
+/// left as it is.
 pub fn reuse_freed_memory() -> bool {
     *APPLIED.get_or_init(|| !user_configured_malloc(process_variable) && set_thresholds())
 }
@@ -76,6 +95,7 @@ fn set_thresholds() -> bool {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, value(MMAP_THRESHOLD)) == 1
             && libc::mallopt(libc::M_TRIM_THRESHOLD, value(TRIM_THRESHOLD)) == 1
+            && libc::mallopt(libc::M_ARENA_MAX, value(ARENA_MAX)) == 1
     }
 }
 
@@ -113,6 +133,7 @@ mod tests {
         };
         assert!(!user_configured_malloc(env(&[])));
         assert!(!user_configured_malloc(env(&[("MALLOC_ARENA", "2")])));
+        assert!(user_configured_malloc(env(&[("MALLOC_ARENA_MAX", "4")])));
         assert!(user_configured_malloc(env(&[(
             "MALLOC_MMAP_THRESHOLD_",
             "131072"
