@@ -344,3 +344,56 @@ fn a_checkpoint_with_the_objective_in_state_cbor_still_resumes() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_run_starts_from_init_model_and_a_missing_one_is_refused() {
+    if rankrisk_datasets::fetched::require("fashion-mnist").is_none() {
+        return;
+    }
+    let dir = scratch("init-model");
+    let ce = |lr: &str, init: Option<&Path>| {
+        let mut keys = vec![("method", "\"ce\"".to_string()), ("lr", lr.to_string())];
+        if let Some(p) = init {
+            keys.push(("init_model", format!("{:?}", p.display().to_string())));
+        }
+        keys
+    };
+    let warm = dir.join("warm");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "warm", &warm, &ce("1e-3", None))
+            .to_str()
+            .unwrap(),
+    ]));
+    let trained = test_aucs(&warm)[0];
+    // A pass at a step size of 1e-12 leaves the weights where they start (only batch norm's
+    // running statistics move): from the CE run's model it scores as that model does, from a
+    // fresh initialization it does not.
+    let from = dir.join("from");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "from", &from, &ce("1e-12", Some(&warm.join("best.bpk"))))
+            .to_str()
+            .unwrap(),
+    ]));
+    let fresh = dir.join("fresh");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "fresh", &fresh, &ce("1e-12", None))
+            .to_str()
+            .unwrap(),
+    ]));
+    let (started, untrained) = (test_aucs(&from)[0], test_aucs(&fresh)[0]);
+    assert!(
+        (started - trained).abs() < 0.02 && (untrained - trained).abs() > 0.05,
+        "trained {trained}, started from it {started}, fresh {untrained}"
+    );
+    let missing = dir.join("no-such.bpk");
+    let out = rankrisk(&[
+        "train",
+        config(&dir, "missing", &dir.join("missing"), &ce("1e-3", Some(&missing)))
+            .to_str()
+            .unwrap(),
+    ]);
+    refused(&out, &["init_model", "no-such.bpk"]);
+}

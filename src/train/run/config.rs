@@ -282,6 +282,13 @@ pub struct RunConfig {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "is_unset")]
     pub out: PathBuf,
+    /// Start from this saved model (a run's `best.bpk`, such as a CE run's, for the warm-up
+    /// with CE that the pAUC papers run before their objective) instead of a fresh
+    /// initialization; it must be the task's network. The objective's state starts fresh. On
+    /// `--resume` the checkpoint's model is used instead.
+    #[arg(long, value_name = "BPK")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_model: Option<PathBuf>,
     /// Continue from the checkpoint in the output folder.
     #[arg(long)]
     #[serde(default)]

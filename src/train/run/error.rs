@@ -66,6 +66,10 @@ pub enum RunError {
     /// The best model could not be written.
     #[error("best model: {0}")]
     BestModel(#[from] CheckpointError),
+    /// The model to start from (`init_model`) could not be read, or does not fit the task's
+    /// network.
+    #[error("init_model: {0}")]
+    InitModel(CheckpointError),
     /// A metrics, summary or report file could not be written.
     #[error("{path}: {source}")]
     Output {

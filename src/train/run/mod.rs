@@ -213,7 +213,8 @@ fn check_selection(cfg: &RunConfig, tasks: usize) -> Result<(), RunError> {
 }
 
 /// The model, the optimizer and the loop state a run starts from: a fresh start (the
-/// method's own start, such as AGD-SBCD's first duals), or the checkpoint of `cfg.out` when
+/// method's own start, such as AGD-SBCD's first duals, at `cfg.init_model`'s weights when
+/// set), or the checkpoint of `cfg.out` when
 /// `cfg.resume`, its settings and data compared with this run's before the model is read (a
 /// changed run is told what changed rather than that its model does not fit).
 ///
@@ -252,6 +253,10 @@ fn start_or_resume<M: Scorer>(
         (st.config, st.data) = (cfg.clone(), Some(data));
         return Ok((loaded.model, loaded.optim, st));
     }
+    let model = match &cfg.init_model {
+        Some(path) => rankrisk_models::checkpoint::load(model, path).map_err(RunError::InitModel)?,
+        None => model,
+    };
     trainer.start(&model, ctx)?;
     let st = LoopState {
         config: cfg.clone(),
