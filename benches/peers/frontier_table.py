@@ -7,7 +7,9 @@ scores_test_epochE.csv).
 Where the first seed holds runs at several learning rates (frontier_seeds.sh's grid, folders
 ours@lrX and libauc@lrX beside ours and libauc at the default 1e-3), each method's row is the
 rate with the best validation pAUC[0.05, 0.5] on that seed (the runs' own model selection),
-named in the lr column; the other seeds count only at that rate.
+named in the lr column; the other seeds count only at that rate. Runs of
+benches/peers/warm_start.sh (folder warm-ce: one pass of CE, then one of the method from CE's
+model) are the rows "ours METHOD after CE".
 
     python3 benches/peers/frontier_table.py --out out/frontier --rankrisk target/release/rankrisk
     python3 benches/peers/frontier_table.py --out out/frontier --choose mnist --first-seed 0
@@ -115,6 +117,12 @@ def main():
                 if os.path.exists(p):
                     labels, cols[f"ours {m}"] = scores(p)
                     lr_of[f"ours {m}"] = lr
+            for m in OURS[1:]:
+                # benches/peers/warm_start.sh: one pass of CE, then one of the method from it.
+                p = os.path.join(seed_dir, "warm-ce", m, "scores_test.csv")
+                if os.path.exists(p):
+                    labels, cols[f"ours {m} after CE"] = scores(p)
+                    lr_of[f"ours {m} after CE"] = "1e-3"
             for m in LIBAUC:
                 lr = picks.get(("libauc", m), "1e-3")
                 run = os.path.join(seed_dir, group("libauc", lr), m)
