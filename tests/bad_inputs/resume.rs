@@ -372,9 +372,14 @@ fn a_run_starts_from_init_model_and_a_missing_one_is_refused() {
     let from = dir.join("from");
     ok(&rankrisk(&[
         "train",
-        config(&dir, "from", &from, &ce("1e-12", Some(&warm.join("best.bpk"))))
-            .to_str()
-            .unwrap(),
+        config(
+            &dir,
+            "from",
+            &from,
+            &ce("1e-12", Some(&warm.join("best.bpk"))),
+        )
+        .to_str()
+        .unwrap(),
     ]));
     let fresh = dir.join("fresh");
     ok(&rankrisk(&[
@@ -391,9 +396,14 @@ fn a_run_starts_from_init_model_and_a_missing_one_is_refused() {
     let missing = dir.join("no-such.bpk");
     let out = rankrisk(&[
         "train",
-        config(&dir, "missing", &dir.join("missing"), &ce("1e-3", Some(&missing)))
-            .to_str()
-            .unwrap(),
+        config(
+            &dir,
+            "missing",
+            &dir.join("missing"),
+            &ce("1e-3", Some(&missing)),
+        )
+        .to_str()
+        .unwrap(),
     ]);
     refused(&out, &["init_model", "no-such.bpk"]);
 }

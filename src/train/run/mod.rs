@@ -254,7 +254,9 @@ fn start_or_resume<M: Scorer>(
         return Ok((loaded.model, loaded.optim, st));
     }
     let model = match &cfg.init_model {
-        Some(path) => rankrisk_models::checkpoint::load(model, path).map_err(RunError::InitModel)?,
+        Some(path) => {
+            rankrisk_models::checkpoint::load(model, path).map_err(RunError::InitModel)?
+        }
         None => model,
     };
     trainer.start(&model, ctx)?;
