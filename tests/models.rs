@@ -210,7 +210,13 @@ fn assert_forward_close(what: &str, got: &Step, want: &Step, tol: f64) {
     assert_eq!(got.2.len(), want.2.len(), "{what}: tensors");
 }
 
-fn check_step<M: Scorer>(name: &str, model: M, fresh: impl Fn(&Device) -> M, shape: [usize; 4]) {
+/// One training step of the model `fresh` builds on flex seeded with `seed` (so that the
+/// weights are the same on every run), compared across backends.
+fn check_step<M: Scorer>(name: &str, seed: u64, fresh: impl Fn(&Device) -> M, shape: [usize; 4]) {
+    let _rng = one_at_a_time();
+    let seeded = Device::flex();
+    seeded.seed(seed);
+    let model = fresh(&seeded);
     let dir = std::env::temp_dir().join(format!("rankrisk-step-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("model.bpk");
@@ -272,13 +278,9 @@ fn resnet20_training_step_agrees_across_backends() {
     // Seed 1 is well-conditioned (flex's own gradients move by 1.3e-6, so the bound is its
     // 1e-3 floor); at seeds 3, 4, 6 and 31 a ReLU input lies within rounding of zero and they
     // move by 5e-4 to 1e-2.
-    let _rng = one_at_a_time();
-    let flex = Device::flex();
-    flex.seed(1);
-    let model = ResNet20Config::new().init(&flex);
     check_step(
         "resnet20",
-        model,
+        1,
         |d| ResNet20Config::new().init(d),
         [4, 3, 32, 32],
     );
@@ -286,13 +288,9 @@ fn resnet20_training_step_agrees_across_backends() {
 
 #[test]
 fn densenet121_training_step_agrees_across_backends() {
-    let _rng = one_at_a_time();
-    let flex = Device::flex();
-    flex.seed(32);
-    let model = DenseNet121Config::new().init(&flex);
     check_step(
         "densenet121",
-        model,
+        32,
         |d| DenseNet121Config::new().init(d),
         [4, 3, 64, 64],
     );

@@ -37,6 +37,11 @@ fn config(dir: &Path, name: &str, out: &Path, set: &[(&str, String)]) -> PathBuf
     path
 }
 
+/// `rankrisk train` on the config [`config`] writes (its arguments as there).
+fn train(dir: &Path, name: &str, out: &Path, set: &[(&str, String)]) -> Output {
+    rankrisk(&["train", config(dir, name, out, set).to_str().unwrap()])
+}
+
 fn ok(out: &Output) {
     assert!(
         out.status.success(),
@@ -61,10 +66,7 @@ fn a_resumed_run_with_other_settings_or_data_is_refused() {
     }
     let dir = scratch("changed");
     let out = dir.join("run");
-    ok(&rankrisk(&[
-        "train",
-        config(&dir, "first", &out, &[]).to_str().unwrap(),
-    ]));
+    ok(&train(&dir, "first", &out, &[]));
     let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
     let metrics = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
     let resume = ("resume", "true".to_string());
@@ -282,21 +284,11 @@ fn a_checkpoint_with_the_objective_in_state_cbor_still_resumes() {
         ]
     };
     let whole = dir.join("whole");
-    ok(&rankrisk(&[
-        "train",
-        config(&dir, "whole", &whole, &ce(2, false))
-            .to_str()
-            .unwrap(),
-    ]));
+    ok(&train(&dir, "whole", &whole, &ce(2, false)));
     // One pass, then its checkpoint as runs before 2026-11-26 wrote it: no objective.bpk, the
     // objective's state (CE's: none) inside state.cbor, the settings under their old names.
     let split = dir.join("split");
-    ok(&rankrisk(&[
-        "train",
-        config(&dir, "split", &split, &ce(1, false))
-            .to_str()
-            .unwrap(),
-    ]));
+    ok(&train(&dir, "split", &split, &ce(1, false)));
     let ckpt = split.join("checkpoint");
     let no_record = dir.join("no-record");
     copy_dir(&split, &no_record);
@@ -359,51 +351,32 @@ fn a_run_starts_from_init_model_and_a_missing_one_is_refused() {
         keys
     };
     let warm = dir.join("warm");
-    ok(&rankrisk(&[
-        "train",
-        config(&dir, "warm", &warm, &ce("1e-3", None))
-            .to_str()
-            .unwrap(),
-    ]));
+    ok(&train(&dir, "warm", &warm, &ce("1e-3", None)));
     let trained = test_aucs(&warm)[0];
     // A pass at a step size of 1e-12 leaves the weights where they start (only batch norm's
     // running statistics move): from the CE run's model it scores as that model does, from a
     // fresh initialization it does not.
     let from = dir.join("from");
-    ok(&rankrisk(&[
-        "train",
-        config(
-            &dir,
-            "from",
-            &from,
-            &ce("1e-12", Some(&warm.join("best.bpk"))),
-        )
-        .to_str()
-        .unwrap(),
-    ]));
+    ok(&train(
+        &dir,
+        "from",
+        &from,
+        &ce("1e-12", Some(&warm.join("best.bpk"))),
+    ));
     let fresh = dir.join("fresh");
-    ok(&rankrisk(&[
-        "train",
-        config(&dir, "fresh", &fresh, &ce("1e-12", None))
-            .to_str()
-            .unwrap(),
-    ]));
+    ok(&train(&dir, "fresh", &fresh, &ce("1e-12", None)));
     let (started, untrained) = (test_aucs(&from)[0], test_aucs(&fresh)[0]);
     assert!(
         (started - trained).abs() < 0.02 && (untrained - trained).abs() > 0.05,
         "trained {trained}, started from it {started}, fresh {untrained}"
     );
     let missing = dir.join("no-such.bpk");
-    let out = rankrisk(&[
-        "train",
-        config(
-            &dir,
-            "missing",
-            &dir.join("missing"),
-            &ce("1e-3", Some(&missing)),
-        )
-        .to_str()
-        .unwrap(),
-    ]);
+    let out = train(
+        &dir,
+        "missing",
+        &dir.join("missing"),
+        &ce("1e-3", Some(&missing)),
+    );
     refused(&out, &["init_model", "no-such.bpk"]);
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -18,8 +18,8 @@
 //! on a worker of Rayon's pool ([`on_pool`](super::on_pool)), so DenseNet121's step at
 //! 224 x 224 faulted 6.2 million pages in `bench_step`'s 5 steps and ran at 5.6-6.0 s.
 //! [`reuse_freed_memory`] therefore also limits glibc to one arena (`M_ARENA_MAX`), which
-//! glibc honours only where no second arena exists yet: [`on_pool`](super::on_pool) and the
-//! `rankrisk` binary call it before Rayon's pool starts. With one arena the same run faulted
+//! glibc honours only where no second arena exists yet: [`on_pool`](super::on_pool), the
+//! `rankrisk` binary and the examples call it before Rayon's pool starts. With one arena the same run faulted
 //! 1.9 million pages and its step took 4.9-5.0 s, its peak resident set 4.5 GB against 4.7;
 //! ResNet-20's step did not change (66-68 ms against 65-66, 16,000 page faults either way), as
 //! its tensors fit the threads' heaps without emptying them.
