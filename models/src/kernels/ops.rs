@@ -122,20 +122,11 @@ pub trait CpuCompute: HostF32 {
     ) -> (Option<FloatTensor<Self>>, Option<FloatTensor<Self>>) {
         let (xd, wd) = (Self::dims(x), Self::dims(w));
         let g = geometry(&xd, &wd, o);
-        let dyv = Self::view(dy);
-        let dx = want[0].then(|| {
-            Self::tensor(
-                conv2d::input_grad(&g, &Self::view(w), &dyv),
-                Shape::from(xd),
-            )
-        });
-        let dw = want[1].then(|| {
-            Self::tensor(
-                conv2d::weight_grad(&g, &Self::view(x), &dyv),
-                Shape::from(wd),
-            )
-        });
-        (dx, dw)
+        let (dx, dw) = conv2d::backward(&g, &Self::view(x), &Self::view(w), &Self::view(dy), want);
+        (
+            dx.map(|v| Self::tensor(v, Shape::from(xd))),
+            dw.map(|v| Self::tensor(v, Shape::from(wd))),
+        )
     }
 
     /// Training batch norm (and the fused ReLU): `(y, mean, variance)`.

@@ -341,6 +341,40 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
     if shifted { rows_last(g, &dw) } else { dw }
 }
 
+/// Both gradients of one convolution, `(dX, dW)`, each only when asked for: the same bits as
+/// [`input_grad`] and [`weight_grad`]. With both asked for, a stride-1 convolution by shifted
+/// windows with "same" padding (ResNet-20's and DenseNet121's 3 x 3 ones) takes them in one
+/// pass over the batch that copies `dY` into a channels-last strip once for both
+/// (`shifted::backward`; six layout copies per convolution become five).
+pub fn backward(
+    g: &ConvGeometry,
+    x: &[f32],
+    weight: &[f32],
+    dy: &[f32],
+    want: [bool; 2],
+) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
+    let fused = want == [true, true]
+        && g.is_shifted()
+        && shifted::shares_strip(g)
+        && g.out_len() > 0
+        && g.in_len() > 0;
+    if fused {
+        assert_eq!(x.len(), g.batch * g.in_len(), "conv2d input length");
+        assert_eq!(weight.len(), g.c_out * g.k(), "conv2d weight length");
+        assert_eq!(
+            dy.len(),
+            g.batch * g.out_len(),
+            "conv2d output gradient length"
+        );
+        let (dx, dwr) = shifted::backward(g, weight, x, dy);
+        return (Some(dx), Some(rows_last(g, &dwr)));
+    }
+    (
+        want[0].then(|| input_grad(g, weight, dy)),
+        want[1].then(|| weight_grad(g, x, dy)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +489,46 @@ mod tests {
                 let want = inner(&x, &e);
                 assert!((dw[idx] as f64 - want).abs() < 1e-3, "{g:?} dw[{idx}]");
             }
+        }
+    }
+
+    #[test]
+    fn one_pass_backward_is_the_two_gradients_bit_for_bit() {
+        // "Same" padding (the one-pass path) at map sizes whose forward and weight-gradient
+        // strips differ (14 x 14: 8 + 8 against 10 + 6 images), more images than a chunk, a
+        // dilated kernel, and geometries that take the two separate gradients.
+        let g = |batch, c_in, input, c_out, kernel, padding, dilation| ConvGeometry {
+            batch,
+            c_in,
+            input,
+            c_out,
+            kernel,
+            stride: [1, 1],
+            padding,
+            dilation,
+        };
+        let cases = [
+            g(37, 16, [14, 14], 16, [3, 3], [1, 1], [1, 1]),
+            g(20, 8, [28, 28], 12, [3, 3], [1, 1], [1, 1]),
+            g(33, 16, [7, 7], 8, [3, 3], [1, 1], [1, 1]),
+            g(5, 8, [9, 10], 3, [5, 3], [4, 1], [2, 1]),
+            g(4, 8, [9, 10], 3, [7, 7], [3, 3], [1, 1]),
+            g(3, 8, [8, 9], 2, [3, 2], [2, 0], [2, 1]),
+            g(3, 4, [6, 7], 2, [1, 1], [0, 0], [1, 1]),
+        ];
+        for g in cases {
+            let [oh, ow] = g.output();
+            let x = filled(g.batch * g.in_len(), 0.4);
+            let w = filled(g.c_out * g.k(), 1.1);
+            let dy = filled(g.batch * g.c_out * oh * ow, 2.6);
+            // Twice: the second call runs on the scratch buffers the first left.
+            for _ in 0..2 {
+                let (dx, dw) = backward(&g, &x, &w, &dy, [true, true]);
+                assert_eq!(dx.as_deref(), Some(&input_grad(&g, &w, &dy)[..]), "{g:?}");
+                assert_eq!(dw.as_deref(), Some(&weight_grad(&g, &x, &dy)[..]), "{g:?}");
+            }
+            let (dx, dw) = backward(&g, &x, &w, &dy, [false, true]);
+            assert!(dx.is_none() && dw == Some(weight_grad(&g, &x, &dy)));
         }
     }
 

@@ -224,6 +224,10 @@ enum Use {
     /// Output gradients spread over a product's positions ([`widen`]): the unused positions
     /// stay zero.
     Spread,
+    /// A zero-padded strip of output gradients ([`backward`]), as [`Use::Strip`]; apart from
+    /// it because a convolution with as many output channels as input channels has the same
+    /// layout for both, and [`backward`] holds both at once.
+    GradientStrip,
     /// A product's output, overwritten whole by each call.
     Product,
 }
@@ -310,37 +314,121 @@ fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut [f32]) {
 /// Forward by shifted windows (see the module docs) of one group of images into `y`, with the
 /// weight rows first (`wr`, from [`rows_first`]); every cell of `y` is written.
 fn forward_shifted(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<f32>]) {
-    let [oh, ow] = g.output();
     let st = Strip::new(g, x.len() / g.in_len());
     let layout = ConvGeometry { batch: st.nb, ..*g };
     scratch(Use::Strip, &layout, st.len(g), |pad| {
         to_strip(g, &st, x, pad);
-        scratch(Use::Product, &layout, st.q * g.c_out, |wide| {
-            for (n, (o, r, k)) in st.products(g).into_iter().enumerate() {
-                matmul(
-                    wide,
-                    View::rows(st.q, g.c_out),
-                    &pad[o * g.c_in..],
-                    st.window(g, k),
-                    &wr[r * g.c_out..(r + k) * g.c_out],
-                    View::rows(k, g.c_out),
-                    n > 0,
-                );
-            }
-            let c = g.c_out;
-            let starts: Vec<(usize, usize)> = output_rows(g, &st, c)
-                .into_iter()
-                .map(|(image, product)| (product, image))
-                .collect();
-            let shape = Blocks {
-                rows: ow,
-                cols: c,
-                s_rs: c,
-                d_rs: oh * ow,
-            };
-            transpose_blocks(wide, y, shape, &starts);
-        })
+        forward_from_strip(g, &st, wr, pad, y);
     })
+}
+
+/// The products of [`forward_shifted`] on a strip already filled (`pad`), and their
+/// transposing copy into the group's output `y`, every cell of which is written.
+fn forward_from_strip(
+    g: &ConvGeometry,
+    st: &Strip,
+    wr: &[f32],
+    pad: &[f32],
+    y: &mut [MaybeUninit<f32>],
+) {
+    let [oh, ow] = g.output();
+    let layout = ConvGeometry { batch: st.nb, ..*g };
+    scratch(Use::Product, &layout, st.q * g.c_out, |wide| {
+        for (n, (o, r, k)) in st.products(g).into_iter().enumerate() {
+            matmul(
+                wide,
+                View::rows(st.q, g.c_out),
+                &pad[o * g.c_in..],
+                st.window(g, k),
+                &wr[r * g.c_out..(r + k) * g.c_out],
+                View::rows(k, g.c_out),
+                n > 0,
+            );
+        }
+        let c = g.c_out;
+        let starts: Vec<(usize, usize)> = output_rows(g, st, c)
+            .into_iter()
+            .map(|(image, product)| (product, image))
+            .collect();
+        let shape = Blocks {
+            rows: ow,
+            cols: c,
+            s_rs: c,
+            d_rs: oh * ow,
+        };
+        transpose_blocks(wide, y, shape, &starts);
+    })
+}
+
+/// Whether [`backward`] can hand the input gradient's strip of `dY` to the weight gradient:
+/// with "same" padding (`p = d (k - 1) / 2` on both axes, so that the adjoint pads as much),
+/// the strip of `dY` (`[H_p, W_s, C_out]`) is the spread output gradient `dY'` (`[Q, C_out]`)
+/// shifted by `p_h W_s + p_w` positions, zeros included: both have the pitch `W + p_w`.
+pub(super) fn shares_strip(g: &ConvGeometry) -> bool {
+    (0..2).all(|a| 2 * g.padding[a] == g.dilation[a] * (g.kernel[a] - 1))
+}
+
+/// Both gradients by shifted windows in one pass over the batch, for a geometry that
+/// [`shares_strip`]: chunks of [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES) images over
+/// Rayon's threads, each in the weight gradient's strips of [`Strip::images`] images. Per
+/// strip, `dY` is copied once into the adjoint's strip; its products give `dX` (as
+/// [`input_grad`]) and, read from `p_h W_s + p_w` positions on, it is the `dY'` of
+/// [`weight_grad_shifted`]. Every sum runs over the same terms in the same order as in
+/// [`input_grad`] and [`weight_grad_shifted`] (the strips an output falls in change no
+/// product's inner sums): the results are the same bits, one transposing copy of `dY` fewer.
+/// Returns `dX` (`[B, C_in, H, W]`) and `dW` accumulated rows first (`[kh, kw, C_in, C_out]`).
+pub(super) fn backward(
+    g: &ConvGeometry,
+    weight: &[f32],
+    x: &[f32],
+    dy: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    debug_assert!(g.is_shifted() && shares_strip(g));
+    let (ga, flipped) = adjoint(g, weight);
+    let wr = rows_first(&ga, &flipped);
+    let (per, nb) = (super::GRAD_CHUNK_IMAGES, Strip::images(g));
+    let dw_len = g.c_out * g.k();
+    let n = g.batch * g.in_len();
+    let mut dx: Vec<f32> = Vec::with_capacity(n);
+    let partial: Vec<Vec<f32>> = dx.spare_capacity_mut()[..n]
+        .par_chunks_mut(per * g.in_len())
+        .zip(dy.par_chunks(per * g.out_len()))
+        .zip(x.par_chunks(per * g.in_len()))
+        .map(|((dxc, dyc), xc)| {
+            let mut dw = vec![0.0f32; dw_len];
+            for ((dxs, dys), xs) in dxc
+                .chunks_mut(nb * g.in_len())
+                .zip(dyc.chunks(nb * g.out_len()))
+                .zip(xc.chunks(nb * g.in_len()))
+            {
+                let sta = Strip::new(&ga, dys.len() / ga.in_len());
+                let layout = ConvGeometry {
+                    batch: sta.nb,
+                    ..ga
+                };
+                scratch(Use::GradientStrip, &layout, sta.len(&ga), |dpad| {
+                    to_strip(&ga, &sta, dys, dpad);
+                    forward_from_strip(&ga, &sta, &wr, dpad, dxs);
+                    let st = Strip::new(g, sta.nb);
+                    let shift = (g.padding[0] * st.ws + g.padding[1]) * g.c_out;
+                    let spread = &dpad[shift..shift + st.q * g.c_out];
+                    weight_grad_from(g, &st, xs, spread, &mut dw);
+                });
+            }
+            dw
+        })
+        .collect();
+    // SAFETY: the first `n` cells were split into groups of whole images, the images of `dy`
+    // (`g.batch` of them), and `forward_from_strip` writes every cell of its group's `dX`.
+    unsafe { dx.set_len(n) };
+    let mut iter = partial.into_iter();
+    let mut dw = iter.next().unwrap_or_else(|| vec![0.0; dw_len]);
+    for other in iter {
+        for (a, b) in dw.iter_mut().zip(other) {
+            *a += b;
+        }
+    }
+    (dx, dw)
 }
 
 /// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
@@ -350,19 +438,26 @@ pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: 
     let layout = ConvGeometry { batch: st.nb, ..*g };
     scratch(Use::Spread, &layout, st.q * g.c_out, |wide| {
         widen(g, &st, dy, wide);
-        scratch(Use::Strip, &layout, st.len(g), |pad| {
-            to_strip(g, &st, x, pad);
-            for (o, r, k) in st.products(g) {
-                matmul(
-                    &mut dwr[r * g.c_out..(r + k) * g.c_out],
-                    View::rows(k, g.c_out),
-                    &pad[o * g.c_in..],
-                    st.window(g, k).t(),
-                    wide,
-                    View::rows(st.q, g.c_out),
-                    true,
-                );
-            }
-        })
+        weight_grad_from(g, &st, x, wide, dwr);
+    })
+}
+
+/// The products of [`weight_grad_shifted`] with the spread output gradient `spread`
+/// (`[Q, C_out]`) in hand: `x`'s strip, then `dW_i += P[window_i]^T dY'`.
+fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr: &mut [f32]) {
+    let layout = ConvGeometry { batch: st.nb, ..*g };
+    scratch(Use::Strip, &layout, st.len(g), |pad| {
+        to_strip(g, st, x, pad);
+        for (o, r, k) in st.products(g) {
+            matmul(
+                &mut dwr[r * g.c_out..(r + k) * g.c_out],
+                View::rows(k, g.c_out),
+                &pad[o * g.c_in..],
+                st.window(g, k).t(),
+                spread,
+                View::rows(st.q, g.c_out),
+                true,
+            );
+        }
     })
 }
