@@ -40,6 +40,12 @@
 //! at 28 x 28, one thread: 1.7 against 2.4 ms), the 32 -> 32 forward at 14 x 14 lost (1.9
 //! against 1.7 ms).
 //!
+//! On a CPU with AVX-512F, a forward convolution with at most [`PLANAR_MAX_CHANNELS`] input
+//! channels lays its strip out channel by channel instead (`[C_in, H_p, W_s]`, image rows
+//! copied whole) and runs `planar`'s kernel, which reads the strip where it lies and writes
+//! `Y'` channel by channel: no transposing copy in or out, the same sums in the same order as
+//! `gemm`'s products (the same bits, tested).
+//!
 //! Groups hold about [`STRIP_POSITIONS`] positions, so that the products of small maps stay
 //! long (ResNet-20's 7 x 7 stage: 16 images per strip).
 //!
@@ -67,10 +73,11 @@ use rayon::prelude::*;
 use super::gemm::{View, matmul};
 
 mod im2col;
+mod planar;
 mod shifted;
 
 use im2col::{col2im, im2col};
-pub use shifted::STRIP_POSITIONS;
+pub use shifted::{PLANAR_MAX_CHANNELS, STRIP_POSITIONS};
 use shifted::{Strip, rows_last, weight_grad_shifted};
 
 /// Fewer input channels than this go through im2col even at stride 1: each shifted-window

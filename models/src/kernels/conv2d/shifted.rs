@@ -8,6 +8,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::ConvGeometry;
+use super::planar;
 use crate::kernels::gemm::{View, matmul};
 use crate::kernels::transpose::{Blocks, as_uninit, transpose_blocks};
 
@@ -91,14 +92,34 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
                 .chunks_mut(nb * g.out_len())
                 .zip(xc.chunks(nb * g.in_len()))
             {
-                forward_shifted(g, &wr, xb, yb);
+                if planar_pays(g) {
+                    forward_planar(g, &wr, xb, yb);
+                } else {
+                    forward_shifted(g, &wr, xb, yb);
+                }
             }
         });
     // SAFETY: the first `n` cells were split into groups of whole images, the images of `x`
-    // (`g.batch` of them), and `forward_shifted` writes every output row of every image of
-    // its group, each row whole (`output_rows`, blocks of `W_out x C_out`).
+    // (`g.batch` of them), and `forward_shifted` and `forward_planar` write every output row
+    // of every image of their group, each row whole.
     unsafe { y.set_len(n) };
     y
+}
+
+/// Input channels up to which the forward convolution takes the [`planar`] kernel instead of
+/// the channels-last products. Measured on ResNet-20's layers (`bench_step --kernels`, batch
+/// 32, 2 threads): the forward 16 -> 16 at 28 x 28 went from 0.72-0.80 to 0.55-0.57 ms,
+/// 32 -> 32 at 14 x 14 stayed at 0.54-0.63, and 64 -> 64 at 7 x 7 lost (0.54-0.63 -> 0.65:
+/// a tile's window of 64 planes and the weights no longer stay in the L1 cache, where `gemm`
+/// packs them). The input gradient taken with the weight gradient ([`backward`]) keeps the
+/// channels-last strip that both share: with a planar input gradient the backward pass was
+/// no faster (two copies of `dY` instead of one).
+pub const PLANAR_MAX_CHANNELS: usize = 32;
+
+/// Whether a shifted-window convolution of geometry `g` takes the [`planar`] kernel: a CPU
+/// with AVX-512F, at most [`PLANAR_MAX_CHANNELS`] input channels.
+fn planar_pays(g: &ConvGeometry) -> bool {
+    g.c_in <= PLANAR_MAX_CHANNELS && planar::available()
 }
 
 /// The input gradient by shifted windows: the forward convolution of `dy` by the
@@ -193,6 +214,27 @@ impl Strip {
         }
     }
 
+    /// The products of [`Strip::products`] for the [`planar`] kernel: per product its taps'
+    /// offsets in a plane of the strip and their index `i kw + j` into the weight.
+    fn planar_products(&self, g: &ConvGeometry) -> Vec<planar::Product> {
+        let [kh, kw] = g.kernel;
+        let tap =
+            |i: usize, j: usize| (i * g.dilation[0] * self.ws + j * g.dilation[1], i * kw + j);
+        if g.dilation[1] == 1 {
+            (0..kh)
+                .map(|i| planar::Product {
+                    taps: (0..kw).map(|j| tap(i, j)).collect(),
+                })
+                .collect()
+        } else {
+            (0..kh * kw)
+                .map(|t| planar::Product {
+                    taps: vec![tap(t / kw, t % kw)],
+                })
+                .collect()
+        }
+    }
+
     /// The window of a product with `k` entries per position: `[Q, k]`, rows a position
     /// (`C_in` entries) apart, overlapping when `k > C_in`.
     fn window(&self, g: &ConvGeometry, k: usize) -> View {
@@ -230,6 +272,11 @@ enum Use {
     GradientStrip,
     /// A product's output, overwritten whole by each call.
     Product,
+    /// A zero-padded planar strip of images or output gradients ([`to_planar`]): only the
+    /// pixels are ever written.
+    Planar,
+    /// The planar products' output, `[C_out, Q]`, overwritten whole by each call.
+    PlanarProduct,
 }
 
 /// Buffers kept per thread, at most this many (the oldest dropped first): ResNet-20 uses 11
@@ -431,6 +478,64 @@ pub(super) fn backward(
     (dx, dw)
 }
 
+/// Forward by shifted windows of one group of images into `y` from a planar strip
+/// (`[C_in, H_p, W_s]`, the images' rows copied whole), by the [`planar`] kernel: the same
+/// sums as [`forward_shifted`], with copies of image rows in place of its two transposing
+/// copies; every cell of `y` is written.
+fn forward_planar(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<f32>]) {
+    let [oh, ow] = g.output();
+    let st = Strip::new(g, x.len() / g.in_len());
+    let layout = ConvGeometry { batch: st.nb, ..*g };
+    let plane = st.hp * st.ws;
+    scratch(Use::Planar, &layout, plane * g.c_in, |pad| {
+        to_planar(g, &st, x, pad);
+        scratch(Use::PlanarProduct, &layout, g.c_out * st.q, |out| {
+            let shape = planar::Shape {
+                q: st.q,
+                c_in: g.c_in,
+                plane,
+                c_out: g.c_out,
+                out_rs: st.q,
+                taps: g.kernel[0] * g.kernel[1],
+            };
+            planar::products(out, shape, pad, wr, &st.planar_products(g));
+            for (r, dst) in y.chunks_exact_mut(ow).enumerate() {
+                // Row `r` of the group's output: image `b`, channel `o`, output row `oy`.
+                let (b, o, oy) = (r / (g.c_out * oh), r / oh % g.c_out, r % oh);
+                let src = &out[o * st.q + st.position(b, oy)..][..ow];
+                write_run(dst, src);
+            }
+        })
+    })
+}
+
+/// Copy images `x` (`[nb, C, H, W]`) into the planar strip `pad` (`[C, H_p, W_s]`) a row at a
+/// time; its zero columns and rows stay as they are.
+fn to_planar(g: &ConvGeometry, st: &Strip, x: &[f32], pad: &mut [f32]) {
+    let [h, w] = g.input;
+    let plane = st.hp * st.ws;
+    for (r, src) in x.chunks_exact(w).enumerate() {
+        let (b, c, y) = (r / (g.c_in * h), r / h % g.c_in, r % h);
+        let at = c * plane + st.pixel(g, b, y);
+        super::copy_run(&mut pad[at..at + w], src);
+    }
+}
+
+/// `dst = src` into uninitialized memory, eight lanes at a time (as `copy_run`).
+#[inline]
+fn write_run(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
+    let mut d = dst.chunks_exact_mut(8);
+    let mut s = src.chunks_exact(8);
+    for (a, b) in (&mut d).zip(&mut s) {
+        for l in 0..8 {
+            a[l].write(b[l]);
+        }
+    }
+    for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        a.write(*b);
+    }
+}
+
 /// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
 /// (`[kh, kw, C_in, C_out]`).
 pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: &mut [f32]) {
@@ -460,4 +565,73 @@ fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr
             );
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filled(n: usize, seed: f32) -> Vec<f32> {
+        (0..n).map(|i| ((i as f32 + seed) * 0.7311).sin()).collect()
+    }
+
+    /// A group's forward: [`forward_planar`] or [`forward_shifted`].
+    type GroupForward = fn(&ConvGeometry, &[f32], &[f32], &mut [MaybeUninit<f32>]);
+
+    /// One group's output by `f`, as plain numbers.
+    fn group(
+        g: &ConvGeometry,
+        wr: &[f32],
+        x: &[f32],
+        f: GroupForward,
+    ) -> Vec<f32> {
+        let n = x.len() / g.in_len() * g.out_len();
+        let mut y = vec![f32::NAN; n];
+        // SAFETY: `f32` and `MaybeUninit<f32>` have the same layout; `y` is initialized.
+        let uninit = unsafe { &mut *(y.as_mut_slice() as *mut [f32] as *mut [MaybeUninit<f32>]) };
+        f(g, wr, x, uninit);
+        y
+    }
+
+    #[test]
+    fn planar_strips_give_the_channels_last_bits() {
+        if !planar::available() {
+            return;
+        }
+        let g = |batch, c_in, input, c_out, kernel, padding, dilation| ConvGeometry {
+            batch,
+            c_in,
+            input,
+            c_out,
+            kernel,
+            stride: [1, 1],
+            padding,
+            dilation,
+        };
+        // ResNet-20's stages in their strips (forward and input gradient: 16 <-> 16 channels
+        // share a geometry), DenseNet121's 3 x 3 layer and its adjoint, odd channel counts,
+        // dilation, uneven padding and a 7 x 7 kernel.
+        let cases = [
+            g(3, 16, [28, 28], 16, [3, 3], [1, 1], [1, 1]),
+            g(8, 32, [14, 14], 32, [3, 3], [1, 1], [1, 1]),
+            g(10, 32, [14, 14], 32, [3, 3], [1, 1], [1, 1]),
+            g(16, 64, [7, 7], 64, [3, 3], [1, 1], [1, 1]),
+            g(2, 128, [14, 14], 32, [3, 3], [1, 1], [1, 1]),
+            g(2, 32, [14, 14], 128, [3, 3], [1, 1], [1, 1]),
+            g(3, 9, [6, 5], 13, [3, 3], [0, 0], [1, 1]),
+            g(2, 8, [8, 9], 2, [3, 2], [2, 0], [2, 1]),
+            g(2, 8, [9, 10], 3, [7, 7], [3, 3], [1, 1]),
+        ];
+        for g in cases {
+            let x = filled(g.batch * g.in_len(), 0.2);
+            let wr = rows_first(&g, &filled(g.c_out * g.k(), 1.3));
+            let planar = group(&g, &wr, &x, forward_planar);
+            let last = group(&g, &wr, &x, forward_shifted);
+            let same = planar
+                .iter()
+                .zip(&last)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{g:?}");
+        }
+    }
 }
