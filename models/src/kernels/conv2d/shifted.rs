@@ -106,12 +106,12 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
     y
 }
 
-/// Input channels up to which the forward convolution takes the [`planar`] kernel instead of
+/// Input channels up to which the forward convolution takes the `planar` kernel instead of
 /// the channels-last products. Measured on ResNet-20's layers (`bench_step --kernels`, batch
 /// 32, 2 threads): the forward 16 -> 16 at 28 x 28 went from 0.72-0.80 to 0.55-0.57 ms,
 /// 32 -> 32 at 14 x 14 stayed at 0.54-0.63, and 64 -> 64 at 7 x 7 lost (0.54-0.63 -> 0.65:
 /// a tile's window of 64 planes and the weights no longer stay in the L1 cache, where `gemm`
-/// packs them). The input gradient taken with the weight gradient ([`backward`]) keeps the
+/// packs them). The input gradient taken with the weight gradient (`backward`) keeps the
 /// channels-last strip that both share: with a planar input gradient the backward pass was
 /// no faster (two copies of `dY` instead of one).
 pub const PLANAR_MAX_CHANNELS: usize = 32;
