@@ -13,6 +13,8 @@
 //! Channels are split over Rayon's threads for the sums, `(image, channel)` planes for the
 //! element-wise pass.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use super::vectorized;
@@ -91,18 +93,27 @@ pub struct BnTrain {
 /// The per-channel affine map `y = a_c x + b_c` of batch norm with statistics `mean`, `var`.
 fn affine(gamma: &[f32], beta: &[f32], mean: &[f64], var: &[f64], eps: f64) -> Vec<(f32, f32)> {
     (0..gamma.len())
-        .map(|c| {
-            let a = f64::from(gamma[c]) / (var[c] + eps).sqrt();
-            (a as f32, (f64::from(beta[c]) - a * mean[c]) as f32)
-        })
+        .map(|c| channel_affine(gamma[c], beta[c], mean[c], var[c], eps))
         .collect()
 }
 
+/// One channel's `(a_c, b_c)`.
+fn channel_affine(gamma: f32, beta: f32, mean: f64, var: f64, eps: f64) -> (f32, f32) {
+    let a = f64::from(gamma) / (var + eps).sqrt();
+    (a as f32, (f64::from(beta) - a * mean) as f32)
+}
+
 /// The training forward (the module docs' two passes); `relu` applies `max(0, .)` to the
-/// output in the same pass.
+/// output in the same pass. One task per channel takes both passes over its planes, so that
+/// the second reads them from the core's cache (the channel's planes of a ResNet-20 batch are
+/// at most 100 KB).
 pub fn train(s: BnShape, x: &[f32], gamma: &[f32], beta: &[f32], eps: f64, relu: bool) -> BnTrain {
     assert_eq!(x.len(), s.len(), "batch norm input length");
     assert!(gamma.len() == s.channels && beta.len() == s.channels);
+    // Not zeroed first (a zeroed vector cost a `memset` of every element).
+    let n = x.len();
+    let mut y: Vec<f32> = Vec::with_capacity(n);
+    let out = Planes::new(&mut y.spare_capacity_mut()[..n], s);
     let stats: Vec<(f64, f64)> = (0..s.channels)
         .into_par_iter()
         .map(|c| {
@@ -122,16 +133,75 @@ pub fn train(s: BnShape, x: &[f32], gamma: &[f32], beta: &[f32], eps: f64, relu:
                 })
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
             let (m1, m2) = (a / s.count(), b / s.count());
-            (f64::from(k) + m1, (m2 - m1 * m1).max(0.0))
+            let (mean, var) = (f64::from(k) + m1, (m2 - m1 * m1).max(0.0));
+            let map = channel_affine(gamma[c], beta[c], mean, var, eps);
+            for (b, xp) in s.planes(x, c).enumerate() {
+                // SAFETY: channel `c`'s planes are this task's alone.
+                apply_plane(unsafe { out.plane(b, c) }, xp, map, relu);
+            }
+            (mean, var)
         })
         .collect();
-    let mean: Vec<f64> = stats.iter().map(|p| p.0).collect();
-    let var: Vec<f64> = stats.iter().map(|p| p.1).collect();
+    // SAFETY: the channels' tasks together wrote every plane of `y` (`s.batch` images times
+    // `s.channels` channels, `s.spatial` cells each: all `n` cells), each cell once.
+    unsafe { y.set_len(n) };
     BnTrain {
-        output: apply(s, x, &affine(gamma, beta, &mean, &var, eps), relu),
-        mean: mean.iter().map(|&v| v as f32).collect(),
-        variance: var.iter().map(|&v| v as f32).collect(),
+        output: y,
+        mean: stats.iter().map(|p| p.0 as f32).collect(),
+        variance: stats.iter().map(|p| p.1 as f32).collect(),
     }
+}
+
+/// The planes of an output `[B, C, S]` that the channels' tasks write in parallel, each task
+/// its own channel's.
+struct Planes {
+    base: *mut MaybeUninit<f32>,
+    shape: BnShape,
+}
+
+// SAFETY: the tasks that share a `Planes` write disjoint planes (`Planes::plane`'s contract).
+unsafe impl Sync for Planes {}
+
+impl Planes {
+    fn new(cells: &mut [MaybeUninit<f32>], shape: BnShape) -> Self {
+        assert_eq!(cells.len(), shape.len(), "batch norm output length");
+        Planes {
+            base: cells.as_mut_ptr(),
+            shape,
+        }
+    }
+
+    /// Plane `(b, c)`.
+    ///
+    /// # Safety
+    /// No other live reference to the same plane: each channel's planes are taken by one task.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn plane(&self, b: usize, c: usize) -> &mut [MaybeUninit<f32>] {
+        let (cs, sp) = (self.shape.channels, self.shape.spatial);
+        assert!(b < self.shape.batch && c < cs);
+        // SAFETY: the plane lies inside the `len()` cells `new` took, and the caller
+        // guarantees that nothing else refers to it.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add((b * cs + c) * sp), sp) }
+    }
+}
+
+/// `y = a x + b` on one plane, then `max(0, y)` when `relu`.
+#[inline]
+fn apply_plane(yp: &mut [MaybeUninit<f32>], xp: &[f32], (a, b): (f32, f32), relu: bool) {
+    vectorized(
+        #[inline(always)]
+        || {
+            if relu {
+                for (o, &v) in yp.iter_mut().zip(xp) {
+                    o.write((a * v + b).max(0.0));
+                }
+            } else {
+                for (o, &v) in yp.iter_mut().zip(xp) {
+                    o.write(a * v + b);
+                }
+            }
+        },
+    )
 }
 
 /// `y = a_c x + b_c` per `(image, channel)` plane, then `max(0, y)` when `relu`.
@@ -143,25 +213,9 @@ fn apply(s: BnShape, x: &[f32], affine: &[(f32, f32)], relu: bool) -> Vec<f32> {
         .par_chunks_mut(s.spatial.max(1))
         .zip(x.par_chunks(s.spatial.max(1)))
         .enumerate()
-        .for_each(|(plane, (yp, xp))| {
-            let (a, b) = affine[plane % s.channels];
-            vectorized(
-                #[inline(always)]
-                || {
-                    if relu {
-                        for (o, &v) in yp.iter_mut().zip(xp) {
-                            o.write((a * v + b).max(0.0));
-                        }
-                    } else {
-                        for (o, &v) in yp.iter_mut().zip(xp) {
-                            o.write(a * v + b);
-                        }
-                    }
-                },
-            )
-        });
+        .for_each(|(plane, (yp, xp))| apply_plane(yp, xp, affine[plane % s.channels], relu));
     // SAFETY: the first `n` cells were split into the same pieces as `x`, which holds `n`
-    // elements, and both branches above wrote every cell of every piece.
+    // elements, and `apply_plane` writes every cell of its piece.
     unsafe { y.set_len(n) };
     y
 }
@@ -252,6 +306,13 @@ pub fn train_backward(
     let (mean64, var64) = (wide(n.mean), wide(n.var));
     let forward = n.affine();
     let inv_std: Vec<f64> = var64.iter().map(|&v| 1.0 / (v + eps).sqrt()).collect();
+    let n = s.count();
+    // Not zeroed first (a zeroed vector cost a `memset` of every element).
+    let n_dx = x.len();
+    let mut dx: Vec<f32> = Vec::with_capacity(n_dx);
+    let out = Planes::new(&mut dx.spare_capacity_mut()[..n_dx], s);
+    // One task per channel: its sums, then its planes of dx (read again from the core's
+    // cache).
     let sums: Vec<(f64, f64)> = (0..s.channels)
         .into_par_iter()
         .map(|c| {
@@ -266,58 +327,37 @@ pub fn train_backward(
                     )
                 })
                 .fold((0.0, 0.0), |acc, v| (acc.0 + v.0, acc.1 + v.1));
-            (db, dxm * inv_std[c])
-        })
-        .collect();
-    let n = s.count();
-    // dx = k_c dy + a_c x + b_c (dy masked by the ReLU), expanded per channel.
-    let coef: Vec<(f32, f32, f32)> = (0..s.channels)
-        .map(|c| {
-            let (db, dg) = sums[c];
+            let dg = dxm * inv_std[c];
+            // dx = k_c dy + a_c x + b_c (dy masked by the ReLU).
             let (m, r) = (mean64[c], inv_std[c]);
             let k = f64::from(gamma[c]) * r;
             let a = -k * dg / n * r;
             let b = -k * db / n - a * m;
-            (k as f32, a as f32, b as f32)
+            let (k, a, b) = (k as f32, a as f32, b as f32);
+            for (i, (xp, dp)) in s.planes(x, c).zip(s.planes(dy, c)).enumerate() {
+                // SAFETY: channel `c`'s planes are this task's alone.
+                let o = unsafe { out.plane(i, c) };
+                vectorized(
+                    #[inline(always)]
+                    || {
+                        if let Some((fa, fb)) = mask {
+                            for ((o, &xv), &d) in o.iter_mut().zip(xp).zip(dp) {
+                                let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
+                                o.write(k * d + a * xv + b);
+                            }
+                        } else {
+                            for ((o, &xv), &d) in o.iter_mut().zip(xp).zip(dp) {
+                                o.write(k * d + a * xv + b);
+                            }
+                        }
+                    },
+                )
+            }
+            (db, dg)
         })
         .collect();
-    // Not zeroed first (a zeroed vector cost a `memset` of every element).
-    let n_dx = x.len();
-    assert_eq!(
-        n_dx,
-        dy.len(),
-        "batch norm's input and output gradient lengths"
-    );
-    let mut dx: Vec<f32> = Vec::with_capacity(n_dx);
-    dx.spare_capacity_mut()[..n_dx]
-        .par_chunks_mut(s.spatial.max(1))
-        .zip(
-            x.par_chunks(s.spatial.max(1))
-                .zip(dy.par_chunks(s.spatial.max(1))),
-        )
-        .enumerate()
-        .for_each(|(plane, (out, (xp, dp)))| {
-            let c = plane % s.channels;
-            let (k, a, b) = coef[c];
-            vectorized(
-                #[inline(always)]
-                || {
-                    if relu {
-                        let (fa, fb) = forward[c];
-                        for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                            let d = if fa * xv + fb > 0.0 { d } else { 0.0 };
-                            o.write(k * d + a * xv + b);
-                        }
-                    } else {
-                        for ((o, &xv), &d) in out.iter_mut().zip(xp).zip(dp) {
-                            o.write(k * d + a * xv + b);
-                        }
-                    }
-                },
-            )
-        });
-    // SAFETY: the first `n_dx` cells were split into the same pieces as `x` and `dy`, which
-    // both hold `n_dx` elements, and both branches above wrote every cell of every piece.
+    // SAFETY: the channels' tasks together wrote every plane of `dx` (all `n_dx` cells), each
+    // cell once.
     unsafe { dx.set_len(n_dx) };
     let dgamma = sums.iter().map(|p| p.1 as f32).collect();
     let dbeta = sums.iter().map(|p| p.0 as f32).collect();
