@@ -2,15 +2,15 @@
 //! (the layout and equations are in the parent module's docs): one matrix product per kernel
 //! row (one per tap when the kernel is dilated along the width), no patch matrix.
 
-use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
 use super::ConvGeometry;
 use super::planar;
+use super::strip::{Strip, Use, output_rows, scratch, to_planar, to_strip, widen, write_run};
 use crate::kernels::gemm::{View, matmul};
-use crate::kernels::transpose::{Blocks, as_uninit, transpose_blocks};
+use crate::kernels::transpose::{Blocks, transpose_blocks};
 
 /// The weight `[C_out, C_in, kh, kw]` as `[kh, kw, C_in, C_out]`: kernel row `i`'s taps are the
 /// `[kw C_in, C_out]` block that one product multiplies.
@@ -127,235 +127,6 @@ fn planar_pays(g: &ConvGeometry) -> bool {
 pub(super) fn input_grad(g: &ConvGeometry, weight: &[f32], dy: &[f32]) -> Vec<f32> {
     let (ga, flipped) = adjoint(g, weight);
     forward(&ga, dy, &flipped)
-}
-
-/// Output positions per shifted-window product that a group of images aims at: groups of
-/// small maps (ResNet-20's 14 x 14 and 7 x 7 stages) make longer products.
-pub const STRIP_POSITIONS: usize = 2048;
-
-/// `nb` images side by side in one zero-padded, channels-last strip `[H_p, W_s, C]`: image
-/// `b`'s pixel `(y, x)` at row `y + p_h`, column `p_w + b (W + p_w) + x`, neighbours sharing
-/// `p_w` zero columns (at stride 1 a window reaches `p_w` columns past either edge of its
-/// image). Output `(oy, ox)` of image `b` sits at position `q = oy W_s + b (W + p_w) + ox` of a
-/// product.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Strip {
-    /// Images in the strip.
-    nb: usize,
-    /// Padded height `H_p = H + 2 p_h`.
-    hp: usize,
-    /// Strip width `W_s = p_w + nb (W + p_w)`.
-    ws: usize,
-    /// Columns from one image to the next, `W + p_w`.
-    pitch: usize,
-    /// Positions of one product, `Q = (H_out - 1) W_s + (nb - 1) pitch + W_out`.
-    q: usize,
-}
-
-impl Strip {
-    fn new(g: &ConvGeometry, nb: usize) -> Self {
-        let [oh, ow] = g.output();
-        let pitch = g.input[1] + g.padding[1];
-        let ws = g.padding[1] + nb * pitch;
-        Strip {
-            nb,
-            hp: g.input[0] + 2 * g.padding[0],
-            ws,
-            pitch,
-            q: (oh - 1) * ws + (nb - 1) * pitch + ow,
-        }
-    }
-
-    /// Images per strip of the weight gradient: about [`STRIP_POSITIONS`] positions, at most
-    /// [`GRAD_CHUNK_IMAGES`](super::GRAD_CHUNK_IMAGES). Not a share per thread: the strips,
-    /// and with them the sums' order, must not depend on the thread count.
-    pub(super) fn images(g: &ConvGeometry) -> usize {
-        let per_image = g.output()[0] * (g.input[1] + g.padding[1]);
-        STRIP_POSITIONS
-            .div_ceil(per_image.max(1))
-            .clamp(1, super::GRAD_CHUNK_IMAGES)
-    }
-
-    /// Images per strip of the forward convolution (and so of the input gradient): as many
-    /// strips per chunk as [`Strip::images`] makes, evened out (14 x 14 maps: 2 strips of 8
-    /// rather than 10 + 6). Each output sums over the same taps in the same order whatever
-    /// strip holds it, so the strips change no result; the weight gradient's sums run over a
-    /// strip's positions, and its strips stay as they were so that trained figures do not
-    /// move.
-    fn even_images(g: &ConvGeometry) -> usize {
-        let per = super::GRAD_CHUNK_IMAGES;
-        per.div_ceil(per.div_ceil(Self::images(g)))
-    }
-
-    /// Entries of the strip of `g`'s input channels.
-    fn len(&self, g: &ConvGeometry) -> usize {
-        self.hp * self.ws * g.c_in
-    }
-
-    /// The products of one convolution, `(o, r, k)`: the window starting at position `o`, its
-    /// `k` contiguous entries per position multiplied by rows `r .. r + k` of the rows-first
-    /// weight. With no dilation along the width, kernel row `i`'s `kw` taps are the `kw C_in`
-    /// entries from position `o_(i,0) = i d_h W_s` on; otherwise one product per tap
-    /// `o_(i,j) = i d_h W_s + j d_w`.
-    fn products(&self, g: &ConvGeometry) -> Vec<(usize, usize, usize)> {
-        let [kh, kw] = g.kernel;
-        let row = |i: usize| i * g.dilation[0] * self.ws;
-        if g.dilation[1] == 1 {
-            (0..kh)
-                .map(|i| (row(i), i * kw * g.c_in, kw * g.c_in))
-                .collect()
-        } else {
-            (0..kh * kw)
-                .map(|t| {
-                    let (i, j) = (t / kw, t % kw);
-                    (row(i) + j * g.dilation[1], t * g.c_in, g.c_in)
-                })
-                .collect()
-        }
-    }
-
-    /// The products of [`Strip::products`] for the [`planar`] kernel: per product its taps'
-    /// offsets in a plane of the strip and their index `i kw + j` into the weight.
-    fn planar_products(&self, g: &ConvGeometry) -> Vec<planar::Product> {
-        let [kh, kw] = g.kernel;
-        let tap =
-            |i: usize, j: usize| (i * g.dilation[0] * self.ws + j * g.dilation[1], i * kw + j);
-        if g.dilation[1] == 1 {
-            (0..kh)
-                .map(|i| planar::Product {
-                    taps: (0..kw).map(|j| tap(i, j)).collect(),
-                })
-                .collect()
-        } else {
-            (0..kh * kw)
-                .map(|t| planar::Product {
-                    taps: vec![tap(t / kw, t % kw)],
-                })
-                .collect()
-        }
-    }
-
-    /// The window of a product with `k` entries per position: `[Q, k]`, rows a position
-    /// (`C_in` entries) apart, overlapping when `k > C_in`.
-    fn window(&self, g: &ConvGeometry, k: usize) -> View {
-        View {
-            rows: self.q,
-            cols: k,
-            rs: g.c_in,
-            cs: 1,
-        }
-    }
-
-    /// Position of image `b`'s pixel `(y, 0)` (unpadded coordinates) in the strip.
-    fn pixel(&self, g: &ConvGeometry, b: usize, y: usize) -> usize {
-        (y + g.padding[0]) * self.ws + g.padding[1] + b * self.pitch
-    }
-
-    /// Position of image `b`'s output `(y, 0)` in a product.
-    fn position(&self, b: usize, y: usize) -> usize {
-        y * self.ws + b * self.pitch
-    }
-}
-
-/// What a [`scratch`] buffer holds, which decides what may be left in it between calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Use {
-    /// A zero-padded strip of images ([`to_strip`]): only the pixels are ever written, the
-    /// padding stays zero.
-    Strip,
-    /// Output gradients spread over a product's positions ([`widen`]): the unused positions
-    /// stay zero.
-    Spread,
-    /// A zero-padded strip of output gradients ([`backward`]), as [`Use::Strip`]; apart from
-    /// it because a convolution with as many output channels as input channels has the same
-    /// layout for both, and [`backward`] holds both at once.
-    GradientStrip,
-    /// A product's output, overwritten whole by each call.
-    Product,
-    /// A zero-padded planar strip of images or output gradients ([`to_planar`]): only the
-    /// pixels are ever written.
-    Planar,
-    /// The planar products' output, `[C_out, Q]`, overwritten whole by each call.
-    PlanarProduct,
-}
-
-/// Buffers kept per thread, at most this many (the oldest dropped first): ResNet-20 uses 11
-/// layouts, DenseNet121's dense layers more.
-const SCRATCH_BUFFERS: usize = 32;
-
-thread_local! {
-    static SCRATCH: RefCell<Vec<(Use, ConvGeometry, Vec<f32>)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Run `f` on this thread's buffer for `(use, g)` (`g.batch` the images of a strip), `len`
-/// entries, zeroed when it is new, and keep it for the next call: a strip's padding and a
-/// spread gradient's unused positions are written once per thread and layout, not per call
-/// (the zeroing had been 5% of a ResNet-20 step). The buffer is taken out while `f` runs, so a
-/// nested call gets a fresh one.
-fn scratch<R>(kind: Use, g: &ConvGeometry, len: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
-    let key = (kind, *g);
-    let found = SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        let at = s.iter().position(|(k, l, _)| (*k, *l) == key);
-        at.map(|i| s.remove(i).2)
-    });
-    let mut buffer = found
-        .filter(|b| b.len() == len)
-        .unwrap_or_else(|| vec![0.0; len]);
-    let out = f(&mut buffer);
-    SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.len() == SCRATCH_BUFFERS {
-            s.remove(0);
-        }
-        s.push((key.0, key.1, buffer));
-    });
-    out
-}
-
-/// Copy images `x` (`[nb, C_in, H, W]`) into the channels-last strip `padded`, whose zero
-/// columns and rows stay as they are.
-fn to_strip(g: &ConvGeometry, st: &Strip, x: &[f32], padded: &mut [f32]) {
-    let [h, w] = g.input;
-    let c = g.c_in;
-    let starts: Vec<(usize, usize)> = (0..st.nb * h)
-        .map(|r| ((r / h * c * h + r % h) * w, st.pixel(g, r / h, r % h) * c))
-        .collect();
-    let shape = Blocks {
-        rows: c,
-        cols: w,
-        s_rs: h * w,
-        d_rs: c,
-    };
-    transpose_blocks(x, as_uninit(padded), shape, &starts);
-}
-
-/// Starts of image `b`'s output row `y` in the images' `[nb, C, H_out, W_out]` and in a
-/// product's `[Q, C]`, for every row of every image of the strip.
-fn output_rows(g: &ConvGeometry, st: &Strip, c: usize) -> Vec<(usize, usize)> {
-    let [oh, ow] = g.output();
-    (0..st.nb * oh)
-        .map(|r| {
-            (
-                (r / oh * c * oh + r % oh) * ow,
-                st.position(r / oh, r % oh) * c,
-            )
-        })
-        .collect()
-}
-
-/// Spread output gradients `dy` (`[nb, C_out, H_out, W_out]`) over `wide` (`[Q, C_out]`,
-/// whose unused positions stay zero).
-fn widen(g: &ConvGeometry, st: &Strip, dy: &[f32], wide: &mut [f32]) {
-    let [oh, ow] = g.output();
-    let c = g.c_out;
-    let shape = Blocks {
-        rows: c,
-        cols: ow,
-        s_rs: oh * ow,
-        d_rs: c,
-    };
-    transpose_blocks(dy, as_uninit(wide), shape, &output_rows(g, st, c));
 }
 
 /// Forward by shifted windows (see the module docs) of one group of images into `y`, with the
@@ -509,33 +280,6 @@ fn forward_planar(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<
     })
 }
 
-/// Copy images `x` (`[nb, C, H, W]`) into the planar strip `pad` (`[C, H_p, W_s]`) a row at a
-/// time; its zero columns and rows stay as they are.
-fn to_planar(g: &ConvGeometry, st: &Strip, x: &[f32], pad: &mut [f32]) {
-    let [h, w] = g.input;
-    let plane = st.hp * st.ws;
-    for (r, src) in x.chunks_exact(w).enumerate() {
-        let (b, c, y) = (r / (g.c_in * h), r / h % g.c_in, r % h);
-        let at = c * plane + st.pixel(g, b, y);
-        super::copy_run(&mut pad[at..at + w], src);
-    }
-}
-
-/// `dst = src` into uninitialized memory, eight lanes at a time (as `copy_run`).
-#[inline]
-fn write_run(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
-    let mut d = dst.chunks_exact_mut(8);
-    let mut s = src.chunks_exact(8);
-    for (a, b) in (&mut d).zip(&mut s) {
-        for l in 0..8 {
-            a[l].write(b[l]);
-        }
-    }
-    for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
-        a.write(*b);
-    }
-}
-
 /// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
 /// (`[kh, kw, C_in, C_out]`).
 pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: &mut [f32]) {
@@ -579,12 +323,7 @@ mod tests {
     type GroupForward = fn(&ConvGeometry, &[f32], &[f32], &mut [MaybeUninit<f32>]);
 
     /// One group's output by `f`, as plain numbers.
-    fn group(
-        g: &ConvGeometry,
-        wr: &[f32],
-        x: &[f32],
-        f: GroupForward,
-    ) -> Vec<f32> {
+    fn group(g: &ConvGeometry, wr: &[f32], x: &[f32], f: GroupForward) -> Vec<f32> {
         let n = x.len() / g.in_len() * g.out_len();
         let mut y = vec![f32::NAN; n];
         // SAFETY: `f32` and `MaybeUninit<f32>` have the same layout; `y` is initialized.
