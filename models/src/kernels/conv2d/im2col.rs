@@ -24,13 +24,68 @@ fn patch_row(g: &ConvGeometry, plane: &[f32], i: usize, j: usize, out: &mut [f32
             *o = 0.0;
         }
         let x0 = xlo * g.stride[1] + j * g.dilation[1] - g.padding[1];
-        if g.stride[1] == 1 {
-            copy_run(&mut out[xlo..xhi], &src[x0..x0 + (xhi - xlo)]);
-        } else {
-            for (k, o) in out[xlo..xhi].iter_mut().enumerate() {
-                *o = src[x0 + k * g.stride[1]];
+        match g.stride[1] {
+            1 => copy_run(&mut out[xlo..xhi], &src[x0..x0 + (xhi - xlo)]),
+            2 => copy_every_other(&mut out[xlo..xhi], &src[x0..]),
+            s => {
+                for (k, o) in out[xlo..xhi].iter_mut().enumerate() {
+                    *o = src[x0 + k * s];
+                }
             }
         }
+    }
+}
+
+/// `dst[k] = src[2 k]`: eight outputs from sixteen inputs at a time, then four from eight
+/// (fixed-size blocks that the compiler turns into vector shuffles; the element-by-element
+/// loop had been most of im2col's time at stride 2).
+#[inline]
+fn copy_every_other(dst: &mut [f32], src: &[f32]) {
+    // Whole blocks only where the source has all sixteen inputs (a row's last output may sit
+    // on its last pixel).
+    let full = (dst.len() / 8).min(src.len() / 16);
+    for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(16)).take(full) {
+        let s: &[f32; 16] = s.try_into().expect("sixteen lanes");
+        for l in 0..8 {
+            d[l] = s[2 * l];
+        }
+    }
+    let mut k = 8 * full;
+    // A block of four (ResNet-20's 7-wide rows at stride 2).
+    if dst.len() - k >= 4 && src.len() >= 2 * k + 8 {
+        let s: &[f32; 8] = src[2 * k..2 * k + 8].try_into().expect("eight lanes");
+        for l in 0..4 {
+            dst[k + l] = s[2 * l];
+        }
+        k += 4;
+    }
+    for k in k..dst.len() {
+        dst[k] = src[2 * k];
+    }
+}
+
+/// `dst[2 k] += src[k]`, the adjoint of [`copy_every_other`], in the same blocks.
+#[inline]
+fn add_every_other(dst: &mut [f32], src: &[f32]) {
+    let full = (src.len() / 8).min(dst.len() / 16);
+    for (d, s) in dst.chunks_exact_mut(16).zip(src.chunks_exact(8)).take(full) {
+        let d: &mut [f32; 16] = d.try_into().expect("sixteen lanes");
+        for l in 0..8 {
+            d[2 * l] += s[l];
+        }
+    }
+    let mut k = 8 * full;
+    if src.len() - k >= 4 && dst.len() >= 2 * k + 8 {
+        let d: &mut [f32; 8] = (&mut dst[2 * k..2 * k + 8])
+            .try_into()
+            .expect("eight lanes");
+        for l in 0..4 {
+            d[2 * l] += src[k + l];
+        }
+        k += 4;
+    }
+    for k in k..src.len() {
+        dst[2 * k] += src[k];
     }
 }
 
@@ -48,11 +103,13 @@ fn add_patch_row(g: &ConvGeometry, row: &[f32], i: usize, j: usize, plane: &mut 
         let dst = &mut plane[iy * w..(iy + 1) * w];
         let src = &row[oy * ow + xlo..oy * ow + xhi];
         let x0 = xlo * g.stride[1] + j * g.dilation[1] - g.padding[1];
-        if g.stride[1] == 1 {
-            add_run(&mut dst[x0..x0 + src.len()], src);
-        } else {
-            for (k, s) in src.iter().enumerate() {
-                dst[x0 + k * g.stride[1]] += s;
+        match g.stride[1] {
+            1 => add_run(&mut dst[x0..x0 + src.len()], src),
+            2 => add_every_other(&mut dst[x0..], src),
+            stride => {
+                for (k, s) in src.iter().enumerate() {
+                    dst[x0 + k * stride] += s;
+                }
             }
         }
     }

@@ -69,8 +69,10 @@ fn geometries() -> Vec<ConvGeometry> {
         // Padding beyond the kernel's span (im2col), and more output channels than input.
         g(8, [5, 6], 3, [3, 3], [1, 1], [3, 1], [1, 1]),
         g(8, [6, 5], 12, [3, 3], [1, 1], [1, 1], [1, 1]),
-        // Larger maps.
+        // Larger maps (at stride 2, output rows of 9 and 8: the blocks of eight and four).
         g(2, [18, 17], 3, [3, 3], [1, 1], [1, 1], [1, 1]),
+        g(2, [18, 17], 3, [3, 3], [2, 2], [1, 1], [1, 1]),
+        g(2, [26, 24], 3, [3, 3], [2, 2], [1, 1], [1, 1]),
         g(3, [17, 16], 2, [1, 1], [1, 1], [0, 0], [1, 1]),
     ]
 }
