@@ -6,7 +6,7 @@
 //! product and each input channel `c`, it loads the `V` registers of positions
 //! `P[c, q + o_t ..]` (`o_t` the tap's offset in the strip), broadcasts the `CO` weights
 //! `W[o, c, t]`, and adds their products into its `CO V` accumulators. Each output's sum is
-//! the channels-last products' (`windows`, `gemm`), term for term in the same order: a fused
+//! the channels-last products' (`gemm`'s), term for term in the same order: a fused
 //! multiply-add chain from zero over the product's entries `k = (tap, c)`, taps first, then
 //! `Y' = acc` for the first product and `Y' = Y' + acc` for the next. The results are the
 //! same bits, which the tests check against `gemm`.
