@@ -214,12 +214,9 @@ mod avx512 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::filled;
     use super::*;
     use crate::kernels::gemm::{View, matmul};
-
-    fn filled(n: usize, seed: f32) -> Vec<f32> {
-        (0..n).map(|i| ((i as f32 + seed) * 0.7311).sin()).collect()
-    }
 
     /// The channels-last product by `gemm` (one call per kernel row), as `[C_out, Q]`.
     #[allow(clippy::too_many_arguments)]

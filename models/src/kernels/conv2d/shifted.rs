@@ -313,11 +313,8 @@ fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{filled, stride_one};
     use super::*;
-
-    fn filled(n: usize, seed: f32) -> Vec<f32> {
-        (0..n).map(|i| ((i as f32 + seed) * 0.7311).sin()).collect()
-    }
 
     /// A group's forward: [`forward_planar`] or [`forward_shifted`].
     type GroupForward = fn(&ConvGeometry, &[f32], &[f32], &mut [MaybeUninit<f32>]);
@@ -337,16 +334,7 @@ mod tests {
         if !planar::available() {
             return;
         }
-        let g = |batch, c_in, input, c_out, kernel, padding, dilation| ConvGeometry {
-            batch,
-            c_in,
-            input,
-            c_out,
-            kernel,
-            stride: [1, 1],
-            padding,
-            dilation,
-        };
+        let g = stride_one;
         // ResNet-20's stages in their strips (forward and input gradient: 16 <-> 16 channels
         // share a geometry), DenseNet121's 3 x 3 layer and its adjoint, odd channel counts,
         // dilation, uneven padding and a 7 x 7 kernel.

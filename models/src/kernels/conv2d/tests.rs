@@ -38,8 +38,31 @@ fn direct(g: &ConvGeometry, x: &[f32], w: &[f32]) -> Vec<f64> {
     y
 }
 
-fn filled(n: usize, seed: f32) -> Vec<f32> {
+/// `n` values of a sine, shifted by `seed`: test data for the convolution's modules.
+pub(super) fn filled(n: usize, seed: f32) -> Vec<f32> {
     (0..n).map(|i| ((i as f32 + seed) * 0.7311).sin()).collect()
+}
+
+/// A stride-1 geometry, for the tests of the shifted windows.
+pub(super) fn stride_one(
+    batch: usize,
+    c_in: usize,
+    input: [usize; 2],
+    c_out: usize,
+    kernel: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+) -> ConvGeometry {
+    ConvGeometry {
+        batch,
+        c_in,
+        input,
+        c_out,
+        kernel,
+        stride: [1, 1],
+        padding,
+        dilation,
+    }
 }
 
 fn geometries() -> Vec<ConvGeometry> {
@@ -122,16 +145,7 @@ fn one_pass_backward_is_the_two_gradients_bit_for_bit() {
     // "Same" padding (the one-pass path) at map sizes whose forward and weight-gradient
     // strips differ (14 x 14: 8 + 8 against 10 + 6 images), more images than a chunk, a
     // dilated kernel, and geometries that take the two separate gradients.
-    let g = |batch, c_in, input, c_out, kernel, padding, dilation| ConvGeometry {
-        batch,
-        c_in,
-        input,
-        c_out,
-        kernel,
-        stride: [1, 1],
-        padding,
-        dilation,
-    };
+    let g = stride_one;
     let cases = [
         g(37, 16, [14, 14], 16, [3, 3], [1, 1], [1, 1]),
         g(20, 8, [28, 28], 12, [3, 3], [1, 1], [1, 1]),
