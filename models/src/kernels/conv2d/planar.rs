@@ -111,6 +111,8 @@ mod avx512 {
     const V: usize = 3;
     /// Output channels per full tile.
     const CO: usize = 8;
+    // The remainder's `match` below covers up to seven channels.
+    const _: () = assert!(CO <= 8);
 
     /// Every tile of the output: positions in tiles of `16 V`, each over channel blocks of
     /// [`CO`] (then the rest), so that a tile's window of the strip stays in the L1 cache
