@@ -165,11 +165,12 @@ fn write(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
     }
 }
 
-/// `f32` cells seen as possibly uninitialized, for [`transpose_blocks`] to write into. Sound:
-/// the callee only writes initialized values.
+/// `f32` cells seen as possibly uninitialized, for [`transpose_blocks`] and the convolution's
+/// row copies to write into. Sound: the callees only write initialized values.
 pub(crate) fn as_uninit(cells: &mut [f32]) -> &mut [MaybeUninit<f32>] {
     // SAFETY: `MaybeUninit<f32>` has `f32`'s layout, and nothing writes an uninitialized value
-    // through the returned slice (only `transpose_blocks`, which writes `f32`s, takes it).
+    // through the returned slice (only `transpose_blocks` and `conv2d`'s `write_run`, which
+    // write `f32`s, take it).
     unsafe { &mut *(cells as *mut [f32] as *mut [MaybeUninit<f32>]) }
 }
 

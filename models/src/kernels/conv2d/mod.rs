@@ -70,7 +70,10 @@
 
 use rayon::prelude::*;
 
+use std::mem::MaybeUninit;
+
 use super::gemm::{View, matmul};
+use super::transpose::as_uninit;
 
 mod im2col;
 mod planar;
@@ -177,19 +180,29 @@ impl ConvGeometry {
     }
 }
 
-/// `dst = src` for the short runs of one image row: eight lanes at a time (a fixed-size copy that
-/// the compiler inlines, where a `memcpy` call per run of ~28 values costs as much as the copy).
+/// `dst = src` for the short runs of one image row, into cells that may be uninitialized: eight
+/// lanes at a time (a fixed-size copy that the compiler inlines, where a `memcpy` call per run
+/// of ~28 values costs as much as the copy).
 #[inline]
-fn copy_run(dst: &mut [f32], src: &[f32]) {
+fn write_run(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
     let mut d = dst.chunks_exact_mut(8);
     let mut s = src.chunks_exact(8);
     for (a, b) in (&mut d).zip(&mut s) {
+        let a: &mut [MaybeUninit<f32>; 8] = a.try_into().expect("eight lanes");
         let b: &[f32; 8] = b.try_into().expect("eight lanes");
-        a.copy_from_slice(b);
+        for l in 0..8 {
+            a[l].write(b[l]);
+        }
     }
     for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
-        *a = *b;
+        a.write(*b);
     }
+}
+
+/// `dst = src`, as [`write_run`].
+#[inline]
+fn copy_run(dst: &mut [f32], src: &[f32]) {
+    write_run(as_uninit(dst), src);
 }
 
 /// `dst += src`, as [`copy_run`].
@@ -341,14 +354,22 @@ pub fn weight_grad(g: &ConvGeometry, x: &[f32], dy: &[f32]) -> Vec<f32> {
             dw
         })
         .collect();
+    let dw = sum_chunks(partial, dw_len);
+    if shifted { rows_last(g, &dw) } else { dw }
+}
+
+/// The weight gradient's accumulators, one per chunk of [`GRAD_CHUNK_IMAGES`] images, summed
+/// in chunk order (so that no sum's order depends on the thread count); `len` zeros when there
+/// are none.
+fn sum_chunks(partial: Vec<Vec<f32>>, len: usize) -> Vec<f32> {
     let mut iter = partial.into_iter();
-    let mut dw = iter.next().unwrap_or_else(|| vec![0.0; dw_len]);
+    let mut dw = iter.next().unwrap_or_else(|| vec![0.0; len]);
     for other in iter {
         for (a, b) in dw.iter_mut().zip(other) {
             *a += b;
         }
     }
-    if shifted { rows_last(g, &dw) } else { dw }
+    dw
 }
 
 /// Both gradients of one convolution, `(dX, dW)`, each only when asked for: the same bits as

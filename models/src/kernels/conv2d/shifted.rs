@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::ConvGeometry;
 use super::planar;
-use super::strip::{Strip, Use, output_rows, scratch, to_planar, to_strip, widen, write_run};
+use super::strip::{Strip, Use, output_rows, scratch, to_planar, to_strip, widen};
 use crate::kernels::gemm::{View, matmul};
 use crate::kernels::transpose::{Blocks, transpose_blocks};
 
@@ -81,7 +81,8 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
         Strip::even_images(g),
         super::GRAD_CHUNK_IMAGES,
     );
-    // Not zeroed first: the transposing copy out of each product writes every output cell.
+    // Not zeroed first: the copy out of each group's products writes every output cell.
+    let planar = planar_pays(g);
     let n = g.batch * g.out_len();
     let mut y: Vec<f32> = Vec::with_capacity(n);
     y.spare_capacity_mut()[..n]
@@ -92,7 +93,7 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
                 .chunks_mut(nb * g.out_len())
                 .zip(xc.chunks(nb * g.in_len()))
             {
-                if planar_pays(g) {
+                if planar {
                     forward_planar(g, &wr, xb, yb);
                 } else {
                     forward_shifted(g, &wr, xb, yb);
@@ -239,14 +240,7 @@ pub(super) fn backward(
     // SAFETY: the first `n` cells were split into groups of whole images, the images of `dy`
     // (`g.batch` of them), and `forward_from_strip` writes every cell of its group's `dX`.
     unsafe { dx.set_len(n) };
-    let mut iter = partial.into_iter();
-    let mut dw = iter.next().unwrap_or_else(|| vec![0.0; dw_len]);
-    for other in iter {
-        for (a, b) in dw.iter_mut().zip(other) {
-            *a += b;
-        }
-    }
-    (dx, dw)
+    (dx, super::sum_chunks(partial, dw_len))
 }
 
 /// Forward by shifted windows of one group of images into `y` from a planar strip
@@ -274,7 +268,7 @@ fn forward_planar(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<
                 // Row `r` of the group's output: image `b`, channel `o`, output row `oy`.
                 let (b, o, oy) = (r / (g.c_out * oh), r / oh % g.c_out, r % oh);
                 let src = &out[o * st.q + st.position(b, oy)..][..ow];
-                write_run(dst, src);
+                super::write_run(dst, src);
             }
         })
     })

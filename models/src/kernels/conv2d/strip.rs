@@ -3,7 +3,6 @@
 //! of their products, and the per-thread buffers that hold them between calls ([`scratch`]).
 
 use std::cell::RefCell;
-use std::mem::MaybeUninit;
 
 use super::ConvGeometry;
 use super::planar;
@@ -147,9 +146,9 @@ pub(super) enum Use {
     /// Output gradients spread over a product's positions ([`widen`]): the unused positions
     /// stay zero.
     Spread,
-    /// A zero-padded strip of output gradients (`shifted::backward`), as [`Use::Strip`]; apart from
-    /// it because a convolution with as many output channels as input channels has the same
-    /// layout for both, and `shifted::backward` holds both at once.
+    /// A zero-padded strip of output gradients (`shifted::backward`), as [`Use::Strip`]; apart
+    /// from it because a convolution with as many output channels as input channels has the
+    /// same layout for both, and `shifted::backward` holds both at once.
     GradientStrip,
     /// A product's output, overwritten whole by each call.
     Product,
@@ -253,20 +252,5 @@ pub(super) fn to_planar(g: &ConvGeometry, st: &Strip, x: &[f32], pad: &mut [f32]
         let (b, c, y) = (r / (g.c_in * h), r / h % g.c_in, r % h);
         let at = c * plane + st.pixel(g, b, y);
         super::copy_run(&mut pad[at..at + w], src);
-    }
-}
-
-/// `dst = src` into uninitialized memory, eight lanes at a time (as `copy_run`).
-#[inline]
-pub(super) fn write_run(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
-    let mut d = dst.chunks_exact_mut(8);
-    let mut s = src.chunks_exact(8);
-    for (a, b) in (&mut d).zip(&mut s) {
-        for l in 0..8 {
-            a[l].write(b[l]);
-        }
-    }
-    for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
-        a.write(*b);
     }
 }
