@@ -27,15 +27,27 @@ fn rows_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
     out
 }
 
-/// `[C_out, C_in, kh, kw]` from a weight gradient accumulated as `[kh, kw, C_in, C_out]`: the
-/// inverse of [`rows_first`].
+/// Entries per product of [`Strip::products`]: a kernel row's `kw C_in` taps, or one tap's
+/// `C_in` when the kernel is dilated along the width.
+fn product_len(g: &ConvGeometry) -> usize {
+    if g.dilation[1] == 1 {
+        g.kernel[1] * g.c_in
+    } else {
+        g.c_in
+    }
+}
+
+/// `[C_out, C_in, kh, kw]` from a weight gradient accumulated product by product, each
+/// product's `k` rows of `[kh, kw, C_in]` (from row `r` on) as a `[C_out, k]` block at `r C_out`
+/// ([`weight_grad_from`]).
 pub(super) fn rows_last(g: &ConvGeometry, dwr: &[f32]) -> Vec<f32> {
-    let taps = g.kernel[0] * g.kernel[1];
+    let (taps, k) = (g.kernel[0] * g.kernel[1], product_len(g));
     let mut out = vec![0.0f32; dwr.len()];
     for (co, filter) in out.chunks_exact_mut(g.c_in * taps).enumerate() {
         for (ci, tap) in filter.chunks_exact_mut(taps).enumerate() {
             for (t, w) in tap.iter_mut().enumerate() {
-                *w = dwr[(t * g.c_in + ci) * g.c_out + co];
+                let row = t * g.c_in + ci;
+                *w = dwr[(row / k * g.c_out + co) * k + row % k];
             }
         }
     }
@@ -195,7 +207,8 @@ pub(super) fn shares_strip(g: &ConvGeometry) -> bool {
 /// [`weight_grad_shifted`]. Every sum runs over the same terms in the same order as in
 /// [`input_grad`] and [`weight_grad_shifted`] (the strips an output falls in change no
 /// product's inner sums): the results are the same bits, one transposing copy of `dY` fewer.
-/// Returns `dX` (`[B, C_in, H, W]`) and `dW` accumulated rows first (`[kh, kw, C_in, C_out]`).
+/// Returns `dX` (`[B, C_in, H, W]`) and `dW` accumulated product by product (for
+/// [`rows_last`]).
 pub(super) fn backward(
     g: &ConvGeometry,
     weight: &[f32],
@@ -274,8 +287,8 @@ fn forward_planar(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<
     })
 }
 
-/// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr`
-/// (`[kh, kw, C_in, C_out]`).
+/// `dW_i += P[window_i]^T dY'` for every product of one group of images, into `dwr` (laid
+/// out for [`rows_last`]).
 pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: &mut [f32]) {
     let st = Strip::new(g, x.len() / g.in_len());
     let layout = ConvGeometry { batch: st.nb, ..*g };
@@ -286,7 +299,10 @@ pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: 
 }
 
 /// The products of [`weight_grad_shifted`] with the spread output gradient `spread`
-/// (`[Q, C_out]`) in hand: `x`'s strip, then `dW_i += P[window_i]^T dY'`.
+/// (`[Q, C_out]`) in hand: `x`'s strip, then `dW_i += P[window_i]^T dY'`, each `dW_i` stored
+/// transposed (`[C_out, k]`), so that `gemm` takes the product's `k` rows (48 at 16 channels)
+/// as its micro-kernel's long side instead of the `C_out` columns (its 16-row kernel: a
+/// load per six multiply-adds): the same sums in the same order.
 fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr: &mut [f32]) {
     let layout = ConvGeometry { batch: st.nb, ..*g };
     scratch(Use::Strip, &layout, st.len(g), |pad| {
@@ -294,7 +310,7 @@ fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr
         for (o, r, k) in st.products(g) {
             matmul(
                 &mut dwr[r * g.c_out..(r + k) * g.c_out],
-                View::rows(k, g.c_out),
+                View::rows(g.c_out, k).t(),
                 &pad[o * g.c_in..],
                 st.window(g, k).t(),
                 spread,
