@@ -44,7 +44,9 @@
 //! channels lays its strip out channel by channel instead (`[C_in, H_p, W_s]`, image rows
 //! copied whole) and runs `planar`'s kernel, which reads the strip where it lies and writes
 //! `Y'` channel by channel: no transposing copy in or out, the same sums in the same order as
-//! `gemm`'s products (the same bits, tested).
+//! `gemm`'s products (the same bits, tested). So does the input gradient of the one-pass
+//! backward at up to as many output channels, whose weight gradient then reads `dY'` from
+//! that planar strip.
 //!
 //! Groups hold about [`STRIP_POSITIONS`] positions, so that the products of small maps stay
 //! long (ResNet-20's 7 x 7 stage: 16 images per strip).

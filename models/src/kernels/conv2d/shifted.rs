@@ -124,9 +124,10 @@ pub(super) fn forward(g: &ConvGeometry, x: &[f32], weight: &[f32]) -> Vec<f32> {
 /// 32, 2 threads): the forward 16 -> 16 at 28 x 28 went from 0.72-0.80 to 0.55-0.57 ms,
 /// 32 -> 32 at 14 x 14 stayed at 0.54-0.63, and 64 -> 64 at 7 x 7 lost (0.54-0.63 -> 0.65:
 /// a tile's window of 64 planes and the weights no longer stay in the L1 cache, where `gemm`
-/// packs them). The input gradient taken with the weight gradient (`backward`) keeps the
-/// channels-last strip that both share: with a planar input gradient the backward pass was
-/// no faster (two copies of `dY` instead of one).
+/// packs them). The one-pass [`backward`] takes the planar kernel up to as many output
+/// channels (its input gradient's input): 16 -> 16 at 28 x 28 forward and backward 2.23-2.51
+/// -> 1.75-1.90 ms, 32 -> 32 at 14 x 14 1.86-1.93 -> 1.72-1.97 (four alternated rounds; with
+/// `dY` copied into both a planar and a channels-last strip it had been no faster).
 pub const PLANAR_MAX_CHANNELS: usize = 32;
 
 /// Whether a shifted-window convolution of geometry `g` takes the [`planar`] kernel: a CPU
@@ -204,9 +205,13 @@ pub(super) fn shares_strip(g: &ConvGeometry) -> bool {
 /// Rayon's threads, each in the weight gradient's strips of [`Strip::images`] images. Per
 /// strip, `dY` is copied once into the adjoint's strip; its products give `dX` (as
 /// [`input_grad`]) and, read from `p_h W_s + p_w` positions on, it is the `dY'` of
-/// [`weight_grad_shifted`]. Every sum runs over the same terms in the same order as in
-/// [`input_grad`] and [`weight_grad_shifted`] (the strips an output falls in change no
-/// product's inner sums): the results are the same bits, one transposing copy of `dY` fewer.
+/// [`weight_grad_shifted`]. Where the adjoint [`planar_pays`], the strip is planar
+/// (`[C_out, H_p, W_s]`, rows copied whole): the [`planar`] kernel takes `dX`, and `gemm`
+/// reads `dY'` from it with a stride of a plane between channels (it packs its operands
+/// either way), so that `dY` is not transposed at all and neither is `dX`. Every sum runs
+/// over the same terms in the same order as in [`input_grad`] and [`weight_grad_shifted`]
+/// (the strips an output falls in change no product's inner sums): the results are the same
+/// bits, one transposing copy of `dY` fewer (three with the planar strip).
 /// Returns `dX` (`[B, C_in, H, W]`) and `dW` accumulated product by product (for
 /// [`rows_last`]).
 pub(super) fn backward(
@@ -219,6 +224,7 @@ pub(super) fn backward(
     let (ga, flipped) = adjoint(g, weight);
     let wr = rows_first(&ga, &flipped);
     let (per, nb) = (super::GRAD_CHUNK_IMAGES, Strip::images(g));
+    let planar = planar_pays(&ga);
     let dw_len = g.c_out * g.k();
     let n = g.batch * g.in_len();
     let mut dx: Vec<f32> = Vec::with_capacity(n);
@@ -238,14 +244,30 @@ pub(super) fn backward(
                     batch: sta.nb,
                     ..ga
                 };
-                scratch(Use::GradientStrip, &layout, sta.len(&ga), |dpad| {
-                    to_strip(&ga, &sta, dys, dpad);
-                    forward_from_strip(&ga, &sta, &wr, dpad, dxs);
-                    let st = Strip::new(g, sta.nb);
-                    let shift = (g.padding[0] * st.ws + g.padding[1]) * g.c_out;
-                    let spread = &dpad[shift..shift + st.q * g.c_out];
-                    weight_grad_from(g, &st, xs, spread, &mut dw);
-                });
+                let st = Strip::new(g, sta.nb);
+                let shift = g.padding[0] * st.ws + g.padding[1];
+                if planar {
+                    let plane = sta.hp * sta.ws;
+                    scratch(Use::Planar, &layout, plane * ga.c_in, |dpad| {
+                        to_planar(&ga, &sta, dys, dpad);
+                        planar_from_strip(&ga, &sta, &wr, dpad, dxs);
+                        let sv = View {
+                            rows: st.q,
+                            cols: g.c_out,
+                            rs: 1,
+                            cs: plane,
+                        };
+                        weight_grad_from(g, &st, xs, &dpad[shift..], sv, &mut dw);
+                    });
+                } else {
+                    scratch(Use::GradientStrip, &layout, sta.len(&ga), |dpad| {
+                        to_strip(&ga, &sta, dys, dpad);
+                        forward_from_strip(&ga, &sta, &wr, dpad, dxs);
+                        let spread = &dpad[shift * g.c_out..][..st.q * g.c_out];
+                        let sv = View::rows(st.q, g.c_out);
+                        weight_grad_from(g, &st, xs, spread, sv, &mut dw);
+                    });
+                }
             }
             dw
         })
@@ -261,29 +283,41 @@ pub(super) fn backward(
 /// sums as [`forward_shifted`], with copies of image rows in place of its two transposing
 /// copies; every cell of `y` is written.
 fn forward_planar(g: &ConvGeometry, wr: &[f32], x: &[f32], y: &mut [MaybeUninit<f32>]) {
-    let [oh, ow] = g.output();
     let st = Strip::new(g, x.len() / g.in_len());
     let layout = ConvGeometry { batch: st.nb, ..*g };
-    let plane = st.hp * st.ws;
-    scratch(Use::Planar, &layout, plane * g.c_in, |pad| {
+    scratch(Use::Planar, &layout, st.hp * st.ws * g.c_in, |pad| {
         to_planar(g, &st, x, pad);
-        scratch(Use::PlanarProduct, &layout, g.c_out * st.q, |out| {
-            let shape = planar::Shape {
-                q: st.q,
-                c_in: g.c_in,
-                plane,
-                c_out: g.c_out,
-                out_rs: st.q,
-                taps: g.kernel[0] * g.kernel[1],
-            };
-            planar::products(out, shape, pad, wr, &st.planar_products(g));
-            for (r, dst) in y.chunks_exact_mut(ow).enumerate() {
-                // Row `r` of the group's output: image `b`, channel `o`, output row `oy`.
-                let (b, o, oy) = (r / (g.c_out * oh), r / oh % g.c_out, r % oh);
-                let src = &out[o * st.q + st.position(b, oy)..][..ow];
-                super::write_run(dst, src);
-            }
-        })
+        planar_from_strip(g, &st, wr, pad, y);
+    })
+}
+
+/// The products of [`forward_planar`] on a planar strip already filled (`pad`), and the copy
+/// of their rows into the group's output `y`, every cell of which is written.
+fn planar_from_strip(
+    g: &ConvGeometry,
+    st: &Strip,
+    wr: &[f32],
+    pad: &[f32],
+    y: &mut [MaybeUninit<f32>],
+) {
+    let [oh, ow] = g.output();
+    let layout = ConvGeometry { batch: st.nb, ..*g };
+    scratch(Use::PlanarProduct, &layout, g.c_out * st.q, |out| {
+        let shape = planar::Shape {
+            q: st.q,
+            c_in: g.c_in,
+            plane: st.hp * st.ws,
+            c_out: g.c_out,
+            out_rs: st.q,
+            taps: g.kernel[0] * g.kernel[1],
+        };
+        planar::products(out, shape, pad, wr, &st.planar_products(g));
+        for (r, dst) in y.chunks_exact_mut(ow).enumerate() {
+            // Row `r` of the group's output: image `b`, channel `o`, output row `oy`.
+            let (b, o, oy) = (r / (g.c_out * oh), r / oh % g.c_out, r % oh);
+            let src = &out[o * st.q + st.position(b, oy)..][..ow];
+            super::write_run(dst, src);
+        }
     })
 }
 
@@ -294,7 +328,7 @@ pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: 
     let layout = ConvGeometry { batch: st.nb, ..*g };
     scratch(Use::Spread, &layout, st.q * g.c_out, |wide| {
         widen(g, &st, dy, wide);
-        weight_grad_from(g, &st, x, wide, dwr);
+        weight_grad_from(g, &st, x, wide, View::rows(st.q, g.c_out), dwr);
     })
 }
 
@@ -303,7 +337,14 @@ pub(super) fn weight_grad_shifted(g: &ConvGeometry, x: &[f32], dy: &[f32], dwr: 
 /// transposed (`[C_out, k]`), so that `gemm` takes the product's `k` rows (48 at 16 channels)
 /// as its micro-kernel's long side instead of the `C_out` columns (its 16-row kernel: a
 /// load per six multiply-adds): the same sums in the same order.
-fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr: &mut [f32]) {
+fn weight_grad_from(
+    g: &ConvGeometry,
+    st: &Strip,
+    x: &[f32],
+    spread: &[f32],
+    sv: View,
+    dwr: &mut [f32],
+) {
     let layout = ConvGeometry { batch: st.nb, ..*g };
     scratch(Use::Strip, &layout, st.len(g), |pad| {
         to_strip(g, st, x, pad);
@@ -314,7 +355,7 @@ fn weight_grad_from(g: &ConvGeometry, st: &Strip, x: &[f32], spread: &[f32], dwr
                 &pad[o * g.c_in..],
                 st.window(g, k).t(),
                 spread,
-                View::rows(st.q, g.c_out),
+                sv,
                 true,
             );
         }
