@@ -136,7 +136,7 @@ fn forward_rows(g: &ConvGeometry, x: &[f32], wr: &[f32]) -> Vec<f32> {
 /// 32, 2 threads): the forward 16 -> 16 at 28 x 28 went from 0.72-0.80 to 0.55-0.57 ms,
 /// 32 -> 32 at 14 x 14 stayed at 0.54-0.63, and 64 -> 64 at 7 x 7 lost (0.54-0.63 -> 0.65:
 /// a tile's window of 64 planes and the weights no longer stay in the L1 cache, where `gemm`
-/// packs them). The one-pass [`backward`] takes the planar kernel up to as many output
+/// packs them). The one-pass `backward` takes the planar kernel up to as many output
 /// channels (its input gradient's input): 16 -> 16 at 28 x 28 forward and backward 2.23-2.51
 /// -> 1.75-1.90 ms, 32 -> 32 at 14 x 14 1.86-1.93 -> 1.72-1.97 (four alternated rounds; with
 /// `dY` copied into both a planar and a channels-last strip it had been no faster).
