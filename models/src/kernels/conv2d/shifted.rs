@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::ConvGeometry;
 use super::planar;
-use super::strip::{Strip, Use, output_rows, scratch, to_planar, to_strip, widen};
+use super::strip::{Strip, Use, output_rows, product_len, scratch, to_planar, to_strip, widen};
 use crate::kernels::gemm::{View, matmul};
 use crate::kernels::transpose::{Blocks, transpose_blocks};
 
@@ -30,16 +30,6 @@ fn rows_first(g: &ConvGeometry, weight: &[f32]) -> Vec<f32> {
         }
     }
     out
-}
-
-/// Entries per product of [`Strip::products`]: a kernel row's `kw C_in` taps, or one tap's
-/// `C_in` when the kernel is dilated along the width.
-fn product_len(g: &ConvGeometry) -> usize {
-    if g.dilation[1] == 1 {
-        g.kernel[1] * g.c_in
-    } else {
-        g.c_in
-    }
 }
 
 /// `[C_out, C_in, kh, kw]` from a weight gradient accumulated product by product, each

@@ -73,25 +73,21 @@ impl Strip {
     }
 
     /// The products of one convolution, `(o, r, k)`: the window starting at position `o`, its
-    /// `k` contiguous entries per position multiplied by rows `r .. r + k` of the rows-first
-    /// weight. With no dilation along the width, kernel row `i`'s `kw` taps are the `kw C_in`
-    /// entries from position `o_(i,0) = i d_h W_s` on; otherwise one product per tap
-    /// `o_(i,j) = i d_h W_s + j d_w`.
+    /// `k` ([`product_len`]) contiguous entries per position multiplied by rows `r .. r + k` of
+    /// the rows-first weight. With no dilation along the width, kernel row `i`'s `kw` taps are
+    /// the `kw C_in` entries from position `o_(i,0) = i d_h W_s` on; otherwise one product per
+    /// tap `o_(i,j) = i d_h W_s + j d_w`.
     pub(super) fn products(&self, g: &ConvGeometry) -> Vec<(usize, usize, usize)> {
         let [kh, kw] = g.kernel;
-        let row = |i: usize| i * g.dilation[0] * self.ws;
-        if g.dilation[1] == 1 {
-            (0..kh)
-                .map(|i| (row(i), i * kw * g.c_in, kw * g.c_in))
-                .collect()
-        } else {
-            (0..kh * kw)
-                .map(|t| {
-                    let (i, j) = (t / kw, t % kw);
-                    (row(i) + j * g.dilation[1], t * g.c_in, g.c_in)
-                })
-                .collect()
-        }
+        let k = product_len(g);
+        (0..kh * kw * g.c_in / k)
+            .map(|p| {
+                // The product's first tap `(i, j)` (`j = 0` for a whole kernel row).
+                let t = p * k / g.c_in;
+                let (i, j) = (t / kw, t % kw);
+                (i * g.dilation[0] * self.ws + j * g.dilation[1], p * k, k)
+            })
+            .collect()
     }
 
     /// The products of [`Strip::products`] for the [`planar`] kernel: per product its taps'
@@ -134,6 +130,16 @@ impl Strip {
     /// Position of image `b`'s output `(y, 0)` in a product.
     pub(super) fn position(&self, b: usize, y: usize) -> usize {
         y * self.ws + b * self.pitch
+    }
+}
+
+/// Entries per product of [`Strip::products`]: a kernel row's `kw C_in` taps, or one tap's
+/// `C_in` when the kernel is dilated along the width.
+pub(super) fn product_len(g: &ConvGeometry) -> usize {
+    if g.dilation[1] == 1 {
+        g.kernel[1] * g.c_in
+    } else {
+        g.c_in
     }
 }
 
