@@ -19,7 +19,7 @@ pub mod serve;
 pub mod train;
 
 use output::outln;
-use rankrisk::device::backend::{BACKEND_ENV, BackendKind, wgpu_adapters};
+use rankrisk::device::backend::{BACKEND_ENV, BackendKind, wgpu_adapters, wgpu_choice};
 use rankrisk::device::remote::DeviceSpec;
 
 /// Rank-based losses and partial-AUC objectives on Burn (wgpu, ndarray, flex).
@@ -88,8 +88,15 @@ pub fn run(cli: Cli) -> ExitCode {
 fn info() -> Result<(), String> {
     outln!("rankrisk {}", env!("CARGO_PKG_VERSION"))?;
     outln!("burn 0.22.1")?;
-    let names: Vec<&str> = BackendKind::ALL.iter().map(|k| k.name()).collect();
+    let names: Vec<&str> = BackendKind::ALL
+        .iter()
+        .filter(|k| **k != BackendKind::Wgpu || BackendKind::WGPU_COMPILED)
+        .map(|k| k.name())
+        .collect();
     outln!("compiled backends: {}", names.join(", "))?;
+    if !BackendKind::WGPU_COMPILED {
+        outln!("wgpu: not compiled into this build (cargo build --release --features wgpu)")?;
+    }
     if BackendKind::CUDA_COMPILED {
         outln!(
             "cuda: compiled in; --backend cuda:N opens NVIDIA GPU N through the CUDA driver on \
@@ -130,17 +137,33 @@ fn info() -> Result<(), String> {
         Err(e) => outln!("{e}")?,
     }
     let adapters = wgpu_adapters();
-    if adapters.is_empty() {
+    if !BackendKind::WGPU_COMPILED {
+        // No adapter is listed without wgpu in the build.
+    } else if adapters.is_empty() {
         outln!("wgpu adapters: none found (install a Vulkan driver, e.g. mesa-vulkan-drivers)")?;
     } else {
-        outln!("wgpu adapters:")?;
+        let taken = wgpu_choice(adapters).map(|(_, a)| a);
+        outln!("wgpu adapters (rankrisk runs on Vulkan, Metal or DX12, never OpenGL):")?;
         for a in adapters {
+            let status = if taken == Some(a) {
+                "taken by --backend wgpu"
+            } else if a.api == "Gl" {
+                "not used: OpenGL"
+            } else {
+                "usable (CUBECL_WGPU_DEFAULT_DEVICE picks another)"
+            };
             outln!(
-                "  - {}  type: {}  api: {}  driver: {}",
+                "  - {}  type: {}  api: {}  driver: {}  [{status}]",
                 a.name,
                 a.device_type,
                 a.api,
                 a.driver
+            )?;
+        }
+        if taken.is_none() {
+            outln!(
+                "  --backend wgpu will refuse to start: only OpenGL adapters (install a Vulkan \
+                 driver, e.g. mesa-vulkan-drivers)"
             )?;
         }
     }

@@ -7,10 +7,15 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use burn::tensor::Device;
-use burn::tensor::wgpu::wgpu;
+
+use super::adapters::open_wgpu;
+pub use super::adapters::{ALLOW_GL_ENV, AdapterSummary, NATIVE_APIS, wgpu_adapters, wgpu_choice};
+use super::panic_guard;
+
+static WGPU_DEVICE: OnceLock<Result<Device, BackendError>> = OnceLock::new();
 
 /// The environment variable that selects a backend when no flag is given.
 pub const BACKEND_ENV: &str = "BURN_DEVICE";
@@ -77,6 +82,9 @@ impl BackendKind {
     /// Every backend that runs without a device index, in the order `rankrisk info` lists
     /// them (CUDA devices are listed apart).
     pub const ALL: [BackendKind; 3] = [BackendKind::Wgpu, BackendKind::Ndarray, BackendKind::Flex];
+
+    /// Whether this build has the wgpu backend (the `wgpu` feature).
+    pub const WGPU_COMPILED: bool = cfg!(feature = "wgpu");
 
     /// Whether this build has the CUDA backend (the `cuda` feature).
     pub const CUDA_COMPILED: bool = cfg!(feature = "cuda");
@@ -171,6 +179,12 @@ pub enum BackendError {
          wgpu, ndarray, flex"
     )]
     CudaNotCompiled,
+    /// wgpu was asked for in a build without the `wgpu` feature.
+    #[error(
+        "the wgpu backend is not compiled into this build: rebuild with `cargo build --release \
+         --features wgpu` (docs/BACKENDS.md, \"Builds\"), or pick a CPU backend with --backend flex"
+    )]
+    WgpuNotCompiled,
     /// A remote device was asked for in a build without the `remote` feature.
     #[error(
         "remote devices are not compiled into this build: rebuild with `cargo build --release \
@@ -206,80 +220,18 @@ pub enum BackendError {
         /// The adapters wgpu enumerated, formatted for the message ("none" when empty).
         seen: String,
     },
-}
-
-/// One graphics adapter that wgpu can see.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct AdapterSummary {
-    /// Adapter name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` for lavapipe.
-    pub name: String,
-    /// Discrete GPU, integrated GPU, virtual GPU, CPU or other.
-    pub device_type: String,
-    /// Graphics API (Vulkan, Metal, Dx12, Gl).
-    pub api: String,
-    /// Driver name and version as the driver reports them.
-    pub driver: String,
-}
-
-impl fmt::Display for AdapterSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} [{}, {}, driver: {}]",
-            self.name, self.device_type, self.api, self.driver
-        )
-    }
-}
-
-/// Instances must not be created concurrently: the Vulkan loader is not safe under that.
-static ADAPTER_LOCK: Mutex<()> = Mutex::new(());
-static ADAPTERS: OnceLock<Vec<AdapterSummary>> = OnceLock::new();
-static WGPU_DEVICE: OnceLock<Result<Device, BackendError>> = OnceLock::new();
-
-/// The adapters wgpu enumerates on this machine (all compiled graphics APIs), listed once per
-/// process and cached.
-pub fn wgpu_adapters() -> &'static [AdapterSummary] {
-    ADAPTERS.get_or_init(|| {
-        let _guard = ADAPTER_LOCK
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::all(),
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapters =
-            futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        adapters
-            .iter()
-            .map(|adapter| {
-                let info = adapter.get_info();
-                let driver = match (info.driver.is_empty(), info.driver_info.is_empty()) {
-                    (true, true) => "unknown".to_string(),
-                    (false, true) => info.driver.clone(),
-                    (true, false) => info.driver_info.clone(),
-                    (false, false) => format!("{} {}", info.driver, info.driver_info),
-                };
-                AdapterSummary {
-                    name: info.name.clone(),
-                    device_type: format!("{:?}", info.device_type),
-                    api: format!("{:?}", info.backend),
-                    driver,
-                }
-            })
-            .collect()
-    })
-}
-
-fn describe_adapters(adapters: &[AdapterSummary]) -> String {
-    if adapters.is_empty() {
-        "none".to_string()
-    } else {
-        adapters
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
+    /// wgpu sees OpenGL adapters only, which rankrisk does not run on.
+    #[error(
+        "wgpu sees only OpenGL adapters ({seen}): rankrisk runs wgpu on Vulkan, Metal or DX12 only, \
+         because Burn's runtime on wgpu's OpenGL layer can hang for good (a device thread panics \
+         with \"Could not lock adapter context\" under load, docs/BACKENDS.md). Install a Vulkan \
+         driver (without a GPU, Mesa's software one: Debian apt-get install mesa-vulkan-drivers) \
+         or pick a CPU backend with --backend flex"
+    )]
+    OpenGlOnly {
+        /// The adapters wgpu enumerated, formatted for the message.
+        seen: String,
+    },
 }
 
 /// The plain (inference) device of a backend: no autodiff graph is recorded on it.
@@ -311,6 +263,7 @@ pub fn autodiff_device(kind: BackendKind) -> Result<Device, BackendError> {
 /// CUDA device `index` (opened lazily by CubeCL's CUDA runtime on first use).
 #[cfg(feature = "cuda")]
 fn cuda_device(index: usize) -> Result<Device, BackendError> {
+    panic_guard::install(&format!("cuda:{index}"));
     Ok(Device::cuda(index))
 }
 
@@ -318,25 +271,6 @@ fn cuda_device(index: usize) -> Result<Device, BackendError> {
 #[cfg(not(feature = "cuda"))]
 fn cuda_device(_index: usize) -> Result<Device, BackendError> {
     Err(BackendError::CudaNotCompiled)
-}
-
-fn open_wgpu() -> Result<Device, BackendError> {
-    let adapters = wgpu_adapters();
-    if adapters.is_empty() {
-        return Err(BackendError::NoWgpuAdapter {
-            reason: "no adapter enumerated".to_string(),
-            seen: describe_adapters(adapters),
-        });
-    }
-    let _guard = ADAPTER_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    Device::wgpu_options()
-        .init()
-        .map_err(|err| BackendError::NoWgpuAdapter {
-            reason: err.to_string(),
-            seen: describe_adapters(adapters),
-        })
 }
 
 #[cfg(test)]
@@ -389,20 +323,5 @@ mod tests {
             let err = device(BackendKind::Cuda(0)).unwrap_err().to_string();
             assert!(err.contains("not compiled"), "{err}");
         }
-    }
-
-    #[test]
-    fn empty_adapter_list_is_described() {
-        assert_eq!(describe_adapters(&[]), "none");
-        let one = AdapterSummary {
-            name: "llvmpipe".into(),
-            device_type: "Cpu".into(),
-            api: "Vulkan".into(),
-            driver: "llvmpipe Mesa 22.3.6".into(),
-        };
-        assert_eq!(
-            describe_adapters(&[one]),
-            "llvmpipe [Cpu, Vulkan, driver: llvmpipe Mesa 22.3.6]"
-        );
     }
 }
