@@ -79,7 +79,12 @@ fi
 # The adapter: wgpu's list from `rankrisk info`.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 info="$("$rankrisk" info 2>&1 || true)"
-adapters="$(echo "$info" | sed -n '/^wgpu adapters:/,$p' | grep '^  - ' || true)"
+if echo "$info" | grep -q '^wgpu: not compiled'; then
+    echo "benches/gpu.sh: $rankrisk was built without wgpu: build with --features wgpu" \
+        "(and the GPU features docs/BACKENDS.md recommends)" >&2
+    exit 2
+fi
+adapters="$(echo "$info" | sed -n '/^wgpu adapters/,$p' | grep '^  - ' || true)"
 if ! echo "$adapters" | grep -q 'type: \(DiscreteGpu\|IntegratedGpu\)'; then
     if [ "$tiny" = 0 ]; then
         echo "benches/gpu.sh: wgpu finds no GPU adapter, so there is nothing to time." >&2

@@ -13,7 +13,8 @@ use rankrisk_datasets::load_builtin;
 use rankrisk_models::{LinearScorer, LinearScorerConfig};
 
 fn wgpu_skipped() -> bool {
-    std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")
+    !rankrisk::backend::BackendKind::WGPU_COMPILED
+        || std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")
 }
 
 fn grad_values<const D: usize>(grads: &GradientsParams, param: &Param<Tensor<D>>) -> Vec<f32> {

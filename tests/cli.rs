@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use rankrisk::backend::BackendKind;
+
 fn rankrisk(args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rankrisk"));
     cmd.args(args)
@@ -31,11 +33,27 @@ fn info_lists_backends() {
     let out = rankrisk(&["info"], &[], None);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("compiled backends: wgpu, ndarray, flex"),
-        "{text}"
-    );
-    assert!(text.contains("wgpu adapters"), "{text}");
+    if BackendKind::WGPU_COMPILED {
+        assert!(
+            text.contains("compiled backends: wgpu, ndarray, flex"),
+            "{text}"
+        );
+        assert!(text.contains("wgpu adapters"), "{text}");
+    } else {
+        assert!(text.contains("compiled backends: ndarray, flex"), "{text}");
+        assert!(text.contains("--features wgpu"), "{text}");
+    }
+}
+
+/// Without the `wgpu` feature, `--backend wgpu` is refused with the way to build it.
+fn refused_without_wgpu(out: &Output) -> bool {
+    if BackendKind::WGPU_COMPILED {
+        return false;
+    }
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--features wgpu"), "{err}");
+    true
 }
 
 #[test]
@@ -57,12 +75,153 @@ fn wgpu_without_any_adapter_names_what_it_saw() {
         ],
         None,
     );
+    if refused_without_wgpu(&out) {
+        return;
+    }
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("wgpu found no usable adapter") && err.contains("adapters seen: none"),
         "{err}"
     );
+}
+
+/// `cmd` started now, its output in files; see [`finish_within`].
+fn start(cmd: &mut Command, tag: &str) -> (std::process::Child, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("rankrisk-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = cmd
+        .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .spawn()
+        .unwrap();
+    (child, dir)
+}
+
+/// The exit status and standard error of a process [`start`]ed, which must end within `limit`
+/// seconds (it is killed and the test fails as a hang otherwise).
+fn finish_within(
+    (mut child, dir): (std::process::Child, std::path::PathBuf),
+    limit: u64,
+) -> (Option<i32>, String) {
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed().as_secs() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "still running after {limit} s (a hang); stderr:\n{}",
+                std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let err = std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).ok();
+    (status.code(), err)
+}
+
+/// wgpu's OpenGL layer is refused at start, not run into a hang (issue 53: a device thread
+/// panicked with "Could not lock adapter context" while autotune ran under load, and the
+/// process then waited forever). With the Vulkan drivers hidden, what wgpu sees is Mesa's
+/// OpenGL adapter where it is installed (CI installs it), else nothing; two runs at once with
+/// the tune cache off, the case that reproduced the hang, both exit 2 at once with the reason.
+#[test]
+fn opengl_only_is_refused_at_start_instead_of_hanging() {
+    let hidden = [
+        ("VK_ICD_FILENAMES", "/nonexistent.json"),
+        ("VK_DRIVER_FILES", "/nonexistent.json"),
+        ("CUBECL_AUTOTUNE_CACHE", "off"),
+    ];
+    if refused_without_wgpu(&rankrisk(&["smoke", "--backend", "wgpu"], &[], None)) {
+        return;
+    }
+    let info = rankrisk(&["info"], &hidden, None);
+    let listing = String::from_utf8_lossy(&info.stdout).to_string();
+    let gl = listing.contains("api: Gl");
+    eprintln!(
+        "with Vulkan hidden, an OpenGL adapter is {}",
+        if gl { "there" } else { "not there" }
+    );
+    if gl {
+        assert!(listing.contains("not used: OpenGL"), "{listing}");
+        assert!(listing.contains("will refuse to start"), "{listing}");
+    }
+    let runs: Vec<_> = (0..2)
+        .map(|k| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_rankrisk"));
+            cmd.args(["smoke", "--backend", "wgpu", "--steps", "3"])
+                .envs(hidden);
+            start(&mut cmd, &format!("gl-{k}"))
+        })
+        .collect();
+    for run in runs {
+        let (code, err) = finish_within(run, 120);
+        assert_eq!(code, Some(2), "{err}");
+        let reason = if gl {
+            "wgpu sees only OpenGL adapters"
+        } else {
+            "wgpu found no usable adapter"
+        };
+        assert!(
+            err.contains(reason) && err.contains("--backend flex"),
+            "{err}"
+        );
+    }
+}
+
+/// A panic on one of the GPU runtime's device threads (cubecl names them `DSU-*`, `DSD-*`)
+/// ends the process with status 2 and a message that names the thread and the device, while
+/// the caller waits for that thread's answer as Burn's runtime does; before the guard such a
+/// process waited forever. The test runs itself as the child process.
+#[test]
+fn a_panic_on_a_device_thread_ends_the_process_with_status_2() {
+    const CHILD: &str = "RANKRISK_TEST_DEVICE_THREAD_PANIC";
+    if std::env::var_os(CHILD).is_some() {
+        rankrisk::device::panic_guard::install("wgpu on a test adapter [Cpu, Vulkan]");
+        // A panic on any other thread is left alone: joined as an error, the process goes on.
+        let other = std::thread::Builder::new()
+            .name("not-a-device".to_string())
+            .spawn(|| panic!("an ordinary panic"))
+            .unwrap()
+            .join();
+        assert!(other.is_err());
+        let (answer, wait) = std::sync::mpsc::channel::<()>();
+        let keep_open = answer.clone();
+        std::thread::Builder::new()
+            .name("DSD-0-0".to_string())
+            .spawn(move || {
+                let _answer = answer;
+                panic!("Could not lock adapter context. This is most-likely a deadlock.");
+            })
+            .unwrap();
+        // Never answered: `keep_open` holds the channel open, as a queued call's would be.
+        let _ = wait.recv();
+        drop(keep_open);
+        return;
+    }
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "a_panic_on_a_device_thread_ends_the_process_with_status_2",
+        "--test-threads=1",
+        "--nocapture",
+    ])
+    .env(CHILD, "1");
+    let (code, err) = finish_within(start(&mut cmd, "device-panic"), 60);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("Could not lock adapter context")
+            && err.contains("device thread DSD-0-0 panicked")
+            && err.contains("wgpu on a test adapter")
+            && err.contains("--backend flex"),
+        "{err}"
+    );
+    // The child's panic on another thread went to the previous hook and was joined as usual.
+    assert!(err.contains("an ordinary panic"), "{err}");
 }
 
 #[test]

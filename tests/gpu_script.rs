@@ -53,6 +53,13 @@ fn bad_arguments_are_refused_with_status_2() {
 
 #[test]
 fn without_a_gpu_it_says_so_and_exits_3() {
+    if !rankrisk::backend::BackendKind::WGPU_COMPILED {
+        eprintln!("a build without wgpu: gpu.sh's refusal of it is checked instead");
+        let o = gpu_sh(&[]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("built without wgpu"), "{}", text(&o));
+        return;
+    }
     let info = Command::new(env!("CARGO_BIN_EXE_rankrisk"))
         .arg("info")
         .output()
@@ -75,7 +82,9 @@ fn without_a_gpu_it_says_so_and_exits_3() {
 
 #[test]
 fn tiny_run_on_lavapipe_prints_the_table() {
-    if std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1") {
+    if !rankrisk::backend::BackendKind::WGPU_COMPILED
+        || std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")
+    {
         eprintln!("RANKRISK_SKIP_WGPU=1: the lavapipe run is skipped");
         return;
     }

@@ -4,8 +4,8 @@
 //! uses its running statistics, which are set to non-trivial values first.
 //!
 //! One training step too gives the same scores, loss and gradients on every backend (the
-//! `*_training_step_*` tests, read back on the autodiff devices; wgpu with Burn's kernel fusion
-//! and autotune on, as the default build has them). The step is the run driver's: scores in
+//! `*_training_step_*` tests, read back on the autodiff devices; wgpu with whichever of Burn's
+//! GPU features the build has: the default build has neither fusion nor autotune). The step is the run driver's: scores in
 //! training mode (batch norm on the batch's statistics), the surrogate `sum_i s_i g_i` with a
 //! fixed CPU gradient `g`, one backward pass. wgpu runs Burn's ops, so it is compared with flex
 //! on Burn's ops ([`with_burn_ops`]); ndarray runs rankrisk-models' CPU kernels, as flex does
@@ -27,7 +27,8 @@ use rankrisk_models::kernels::with_burn_ops;
 use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
 
 fn wgpu_skipped() -> bool {
-    std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")
+    !rankrisk::backend::BackendKind::WGPU_COMPILED
+        || std::env::var_os("RANKRISK_SKIP_WGPU").is_some_and(|v| v == "1")
 }
 
 /// Every model's initialization draws from flex's one generator, the seeded ones and those

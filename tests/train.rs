@@ -23,7 +23,8 @@ use rankrisk_models::{LinearScorer, LinearScorerConfig};
 
 fn kinds() -> Vec<BackendKind> {
     let mut k = vec![BackendKind::Ndarray];
-    if std::env::var_os("RANKRISK_SKIP_WGPU").is_none_or(|v| v != "1") {
+    if BackendKind::WGPU_COMPILED && std::env::var_os("RANKRISK_SKIP_WGPU").is_none_or(|v| v != "1")
+    {
         k.push(BackendKind::Wgpu);
     }
     k

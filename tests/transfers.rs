@@ -33,7 +33,8 @@ fn host_batch() -> HostBatch {
 #[test]
 fn a_step_reads_the_scores_once_and_uploads_the_gradient_once() {
     let mut kinds = vec![BackendKind::Flex];
-    if std::env::var_os("RANKRISK_SKIP_WGPU").is_none_or(|v| v != "1") {
+    if BackendKind::WGPU_COMPILED && std::env::var_os("RANKRISK_SKIP_WGPU").is_none_or(|v| v != "1")
+    {
         kinds.push(BackendKind::Wgpu);
     }
     for kind in kinds {
