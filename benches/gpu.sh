@@ -16,11 +16,12 @@
 #                       [--no-epochs] [--tiny]
 #
 # --bin: where rankrisk, bench_step, bench_objectives and cifar_lt are (directly or in
-#   examples/; default target/release). The binaries built on a CPU-only machine run here:
+#   examples/; default target/release), built with `--features wgpu,fusion` (the "fusion"
+#   column; docs/BACKENDS.md). The binaries built on a CPU-only machine run here:
 #   docs/BACKENDS.md says what the GPU machine needs (libvulkan1 and the NVIDIA driver's
 #   Vulkan ICD; no Rust toolchain, no network).
-# --bin-nofusion: a build without fusion (`cargo build --release --no-default-features
-#   --features autotune --example bench_step --target-dir target/no-fusion`, then
+# --bin-nofusion: a build without fusion (`cargo build --release --features wgpu
+#   --example bench_step --target-dir target/no-fusion`, then
 #   target/no-fusion/release); without it that column stays empty. The passes also need
 #   cifar_lt and export_split, and the data (bash datasets/fetch-test-data.sh, or carried).
 # --python: a Python with torch (CUDA) and, for the passes, libauc 2.0.1 and torchvision

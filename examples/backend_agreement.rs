@@ -2,13 +2,17 @@
 //! (linear scorer with a hidden layer, ResNet-20, DenseNet121) with every objective family
 //! (CE, AUC-M, mini-batch pAUC, the deep rank-based ADMM, SOPA, SOPA-s, SOTA-s, STACO, PAUCI,
 //! UPAUCI), each from the same weights (built on seeded flex and carried over in a burnpack
-//! checkpoint) and on the same batches, with Adam. flex runs Burn's own ops (`with_burn_ops`),
-//! as the GPU backend does, so that the two differ only by the backend's arithmetic.
+//! checkpoint) and on the same batches, with Adam.
 //!
-//! It prints, per model and objective, the largest difference of the batch scores over the
-//! steps and of the final scores of every sample (relative to the largest flex score, at least
-//! 1), the first and last batch loss on each backend, and whether they agree within
-//! `--tolerance`. Exit status 1 when a row does not; 0 when all do.
+//! Two f32 implementations that sum in different orders drift apart over many steps, and how
+//! fast depends on the network's conditioning (DenseNet121's batch norms over 1 x 1 maps at
+//! batch 4 amplify rounding), so the yardstick is flex against itself: the same run on flex
+//! with every input moved by a relative 1e-6. It prints, per model and objective, the largest
+//! difference of the batch scores over the steps and of the final scores of every sample
+//! (relative to the largest flex score, at least 1) for the other backend and for the moved
+//! flex run, the first and last batch loss of each, and whether the backend agrees: within 10
+//! times the moved run's difference, or within `--tolerance`. Exit status 1 when a row does
+//! not; 0 when all do.
 //!
 //! `cargo run --release --example backend_agreement -- [--backend wgpu] [--steps 50]
 //! [--models linear,resnet20,densenet121] [--objectives ce,aucm,...]`
@@ -31,7 +35,6 @@ use rankrisk::train::{
     SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, UpauciConfig,
 };
 use rankrisk::weights::Weights;
-use rankrisk_models::kernels::with_burn_ops;
 use rankrisk_models::{DenseNet121Config, LinearScorerConfig, ResNet20Config, Scorer, checkpoint};
 
 /// The objective families, by their `--method` names.
@@ -55,9 +58,9 @@ struct Args {
     /// Objectives, comma-separated: ce, aucm, mb, admm, sopa, sopa-s, sota-s, staco, pauci, upauci.
     #[arg(long, value_delimiter = ',', default_values_t = OBJECTIVES.map(String::from))]
     objectives: Vec<String>,
-    /// Largest score difference (relative to the largest flex score, at least 1) that counts
-    /// as agreement.
-    #[arg(long, default_value_t = 2e-2)]
+    /// Score difference (relative to the largest flex score, at least 1) that counts as
+    /// agreement whatever flex's own move (10 times the moved run's difference counts too).
+    #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
     /// Adam's learning rate.
     #[arg(long, default_value_t = 1e-3)]
@@ -93,6 +96,16 @@ impl Data {
             x,
             labels,
             batch,
+        }
+    }
+
+    /// The same set with every input moved by the relative `by`.
+    fn moved(&self, by: f32) -> Data {
+        Data {
+            shape: self.shape.clone(),
+            x: self.x.iter().map(|v| v * (1.0 + by)).collect(),
+            labels: self.labels.clone(),
+            batch: self.batch,
         }
     }
 
@@ -250,14 +263,30 @@ fn difference(a: &[f64], b: &[f64]) -> f64 {
         / scale
 }
 
+/// The largest batch-score difference over the steps and the final-score difference of `got`
+/// from `want`.
+fn differences(got: &Trace, want: &Trace) -> (f64, f64) {
+    let steps = got
+        .batch_scores
+        .iter()
+        .zip(&want.batch_scores)
+        .map(|(a, b)| difference(a, b))
+        .fold(0.0, f64::max);
+    (steps, difference(&got.final_scores, &want.final_scores))
+}
+
 struct Row {
-    model: String,
-    objective: String,
-    step_diff: f64,
-    final_diff: f64,
-    flex: (f64, f64),
-    other: (f64, f64),
-    seconds: f64,
+    /// The other backend from flex: batch scores over the steps, final scores.
+    backend: (f64, f64),
+    /// Flex with the inputs moved by 1e-6, from flex.
+    moved: (f64, f64),
+}
+
+impl Row {
+    fn agrees(&self, tolerance: f64) -> bool {
+        let bound = |own: f64| (10.0 * own).max(tolerance);
+        self.backend.0 <= bound(self.moved.0) && self.backend.1 <= bound(self.moved.1)
+    }
 }
 
 /// One model's rows: the model built on seeded flex and saved, then loaded on flex and on the
@@ -276,44 +305,28 @@ fn compare<M: Scorer<D>, const D: usize>(
     let flex = autodiff_device(BackendKind::Flex)?;
     let other = autodiff_device(args.backend)?;
     let mut rows = Vec::new();
+    let moved = data.moved(1e-6);
     for name in &args.objectives {
         let started = Instant::now();
-        let on_flex = checkpoint::load(fresh(&flex), &path)?;
-        let want = with_burn_ops(|| train(on_flex, &flex, data, name, args.steps, args.lr))?;
-        let on_other = checkpoint::load(fresh(&other), &path)?;
-        let got = train(on_other, &other, data, name, args.steps, args.lr)?;
-        let step_diff = got
-            .batch_scores
-            .iter()
-            .zip(&want.batch_scores)
-            .map(|(a, b)| difference(a, b))
-            .fold(0.0, f64::max);
-        let ends = |t: &Trace| (t.losses[0], t.losses[t.losses.len() - 1]);
+        let load = |device: &Device| checkpoint::load(fresh(device), &path);
+        let want = train(load(&flex)?, &flex, data, name, args.steps, args.lr)?;
+        let own = train(load(&flex)?, &flex, &moved, name, args.steps, args.lr)?;
+        let got = train(load(&other)?, &other, data, name, args.steps, args.lr)?;
         let row = Row {
-            model: label.to_string(),
-            objective: name.clone(),
-            step_diff,
-            final_diff: difference(&got.final_scores, &want.final_scores),
-            flex: ends(&want),
-            other: ends(&got),
-            seconds: started.elapsed().as_secs_f64(),
+            backend: differences(&got, &want),
+            moved: differences(&own, &want),
         };
+        let ends = |t: &Trace| format!("{:.4} -> {:.4}", t.losses[0], t.losses[t.losses.len() - 1]);
         println!(
-            "| {} | {} | {:.1e} | {:.1e} | {:.4} -> {:.4} | {:.4} -> {:.4} | {} | {:.0} |",
-            row.model,
-            row.objective,
-            row.step_diff,
-            row.final_diff,
-            row.flex.0,
-            row.flex.1,
-            row.other.0,
-            row.other.1,
-            if row.step_diff.max(row.final_diff) <= args.tolerance {
-                "yes"
-            } else {
-                "NO"
-            },
-            row.seconds
+            "| {label} | {name} | {:.1e} / {:.1e} | {:.1e} / {:.1e} | {} | {} | {} | {:.0} |",
+            row.backend.0,
+            row.backend.1,
+            row.moved.0,
+            row.moved.1,
+            ends(&want),
+            ends(&got),
+            if row.agrees(args.tolerance) { "yes" } else { "NO" },
+            started.elapsed().as_secs_f64()
         );
         rows.push(row);
     }
@@ -356,7 +369,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         std::env::temp_dir().join(format!("rankrisk-agreement-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     println!(
-        "{} against flex (Burn's ops), {} Adam steps at lr {}, GPU features: autotune {}, fusion {}",
+        "{} against flex, {} Adam steps at lr {}, GPU features: autotune {}, fusion {}",
         args.backend,
         args.steps,
         args.lr,
@@ -372,7 +385,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         },
     );
     println!(
-        "| model | objective | batch scores, max diff | final scores diff | flex loss first -> last | {} loss first -> last | agree (<= {:.0e}) | seconds |",
+        "| model | objective | {0} from flex: batch scores (max over steps) / final scores | \
+         flex moved 1e-6 from flex: batch / final | flex loss first -> last | {0} loss first -> \
+         last | agree (10x the move, or <= {1:.0e}) | seconds |",
         args.backend, args.tolerance
     );
     println!("|---|---|---|---|---|---|---|---|");
@@ -408,7 +423,5 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         });
     }
     std::fs::remove_dir_all(&dir).ok();
-    Ok(rows
-        .iter()
-        .all(|r| r.step_diff.max(r.final_diff) <= args.tolerance))
+    Ok(rows.iter().all(|r| r.agrees(args.tolerance)))
 }

@@ -108,8 +108,10 @@ fn info() -> Result<(), String> {
     }
     outln!(
         "GPU kernels (wgpu, cuda): autotune {}, fusion {}",
-        if cfg!(feature = "autotune") {
+        if cfg!(feature = "autotune-cache") {
             "on (CUBECL_AUTOTUNE_LEVEL; results kept on disk)"
+        } else if cfg!(feature = "autotune") {
+            "on (CUBECL_AUTOTUNE_LEVEL; results kept for the process)"
         } else {
             "off"
         },

@@ -13,6 +13,7 @@ use burn::tensor::Device;
 
 use super::adapters::open_wgpu;
 pub use super::adapters::{ALLOW_GL_ENV, AdapterSummary, NATIVE_APIS, wgpu_adapters, wgpu_choice};
+#[cfg(feature = "cuda")]
 use super::panic_guard;
 
 static WGPU_DEVICE: OnceLock<Result<Device, BackendError>> = OnceLock::new();
