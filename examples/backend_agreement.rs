@@ -141,7 +141,7 @@ impl Data {
 /// whole set's scores) every `ADMM_INNER` steps.
 enum Obj {
     Plain(Box<dyn Objective>),
-    Admm(DeepAdmm),
+    Admm(Box<DeepAdmm>),
 }
 
 const ADMM_INNER: usize = 10;
@@ -155,7 +155,9 @@ fn objective(name: &str, labels: &[f64]) -> Result<Obj, Box<dyn std::error::Erro
                 .with_loss(PairLoss::Logistic)
                 .init()?,
         )),
-        "admm" => Obj::Admm(DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }).init(labels)?),
+        "admm" => Obj::Admm(Box::new(
+            DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }).init(labels)?,
+        )),
         "sopa" => Obj::Plain(Box::new(SopaConfig::new(0.5).init(labels)?)),
         "sopa-s" => Obj::Plain(Box::new(SopaSConfig::new().init(labels)?)),
         "sota-s" => Obj::Plain(Box::new(SotaSConfig::new().init(labels)?)),
@@ -325,7 +327,11 @@ fn compare<M: Scorer<D>, const D: usize>(
             row.moved.1,
             ends(&want),
             ends(&got),
-            if row.agrees(args.tolerance) { "yes" } else { "NO" },
+            if row.agrees(args.tolerance) {
+                "yes"
+            } else {
+                "NO"
+            },
             started.elapsed().as_secs_f64()
         );
         rows.push(row);
