@@ -34,12 +34,20 @@ fn a_fresh_crate_embeds_sopa_saves_its_record_and_continues() {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap();
     let path = |sub: &str| repo.join(sub).display().to_string();
+    // The features this test was built with (the README's test command has wgpu), so that the
+    // crate reuses the test build's Burn instead of building another feature set of it.
+    let features = if rankrisk::backend::BackendKind::WGPU_COMPILED {
+        ", features = [\"wgpu\"]"
+    } else {
+        ""
+    };
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"embed_demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\nrankrisk = {{ path = {:?} }}\nrankrisk-datasets = {{ path = {:?} }}\n\
-             rankrisk-models = {{ path = {:?} }}\n{}\n\n[workspace]\n",
+             [dependencies]\nrankrisk = {{ path = {:?}{features} }}\n\
+             rankrisk-datasets = {{ path = {:?} }}\nrankrisk-models = {{ path = {:?} }}\n{}\n\n\
+             [workspace]\n",
             path(""),
             path("datasets"),
             path("models"),
