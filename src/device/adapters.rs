@@ -12,7 +12,7 @@ use burn::tensor::Device;
 #[cfg(feature = "wgpu")]
 use burn::tensor::wgpu::{WgpuBackend, wgpu};
 
-use super::backend::BackendError;
+use super::error::BackendError;
 #[cfg(feature = "wgpu")]
 use super::panic_guard;
 
