@@ -8,10 +8,12 @@
 
 use rankrisk::metrics::auc::auc;
 use rankrisk::metrics::ci::{
-    Bootstrap, DeLong, bootstrap_compare, bootstrap_interval, normal_quantile, quantile_type7,
+    Bootstrap, DeLong, bootstrap_compare, bootstrap_interval, compare_replicates,
+    interval_of_replicates, normal_quantile, quantile_type7,
 };
 use rankrisk::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
 use rankrisk::metrics::pauc;
+use rankrisk::metrics::ranked::{FigureSettings, RankedColumn};
 
 const S1: [f64; 40] = [
     -1.5, 0.5, -0.8, 1.2, -0.1, -1.4, 0.6, -0.6, 1.4, 0.1, -1.2, 0.8, -0.5, 1.5, 0.2, -1.1, 0.9,
@@ -321,6 +323,7 @@ use rankrisk::metrics::RankRange;
 use rankrisk::metrics::auc::{MetricError, pauc_roc_area, roc_curve, two_way_pauc};
 use rankrisk::metrics::bootstrap::{
     bootstrap_pauc_compare, bootstrap_pauc_interval, pauc_replicates, pauc_replicates_on,
+    replicates,
 };
 use rankrisk::order::{ascending, descending};
 use std::cmp::Ordering;
@@ -816,4 +819,117 @@ fn bad_input_is_an_error() {
         Err(MetricError::BadRange { .. })
     ));
     assert!(pauc(&[0.1, 0.2], &y, -0.1, 0.5).is_err());
+}
+
+#[test]
+fn a_column_sorted_once_gives_every_figure_to_the_last_bit() {
+    let mut rng = StdRng::seed_from_u64(54);
+    for case in 0..2000 {
+        let n = [2, 3, 4, 7, 20, 64, 150, 1000][case % 8];
+        let (s, y) = random_case(&mut rng, n);
+        let (other, _) = random_case(&mut rng, n);
+        let (alpha, beta) = random_range(&mut rng);
+        let min_tpr = [0.0, 0.5, rng.random_range(0.0..0.99)][case % 3];
+        let max_fpr = [1.0, 0.3, rng.random_range(0.01..=1.0)][case % 3];
+        let settings = FigureSettings {
+            fpr: (alpha, beta),
+            max_fpr,
+            min_tpr,
+        };
+        let what = format!("case {case}: n {n}, {settings:?}, {s:?} {y:?}");
+        let f = RankedColumn::new(&s, &y)
+            .unwrap()
+            .figures(&settings)
+            .unwrap();
+        let g = RankedColumn::new(&other, &y)
+            .unwrap()
+            .figures(&settings)
+            .unwrap();
+        let (d, e) = (
+            DeLong::new(&s, &y).unwrap(),
+            DeLong::new(&other, &y).unwrap(),
+        );
+        assert_eq!(f.delong, d, "{what}");
+        assert_eq!(f.delong.compare(&g.delong), d.compare(&e), "{what}");
+        let bits = |v: f64| v.to_bits();
+        assert_eq!(
+            bits(f.pauc),
+            bits(pauc(&s, &y, alpha, beta).unwrap()),
+            "{what}"
+        );
+        let m = mcclish_pauc(&s, &y, max_fpr).unwrap();
+        assert_eq!(bits(f.mcclish), bits(m), "{what}");
+        let l = libauc_two_way_pauc(&s, &y, min_tpr, max_fpr).unwrap();
+        assert_eq!(bits(f.two_way), bits(l), "{what}");
+    }
+}
+
+#[test]
+fn both_paucs_bootstrapped_by_counts_equal_the_bootstrap_by_copies() {
+    let mut rng = StdRng::seed_from_u64(540);
+    for case in 0..60 {
+        let n = [2, 5, 30, 200, 3000][case % 5];
+        let (s, y) = random_case(&mut rng, n);
+        let (other, _) = random_case(&mut rng, n);
+        let (alpha, beta) = random_range(&mut rng);
+        let (min_tpr, max_fpr) = (rng.random_range(0.0..0.99), rng.random_range(0.01..=1.0));
+        let boot = Bootstrap {
+            resamples: [2, 50, 300, 2000][case % 4],
+            seed: case as u64,
+            level: 0.9,
+        };
+        let what = format!("case {case}: n {n} [{alpha}, {beta}] ({min_tpr}, {max_fpr})");
+        let columns = [
+            RankedColumn::new(&s, &y).unwrap(),
+            RankedColumn::new(&other, &y).unwrap(),
+        ];
+        let r = replicates(&columns, &boot, (alpha, beta), Some((min_tpr, max_fpr)), 2).unwrap();
+        let two = |s: &[f64], y: &[f64]| libauc_two_way_pauc(s, y, min_tpr, max_fpr);
+        let estimate = libauc_two_way_pauc(&s, &y, min_tpr, max_fpr).unwrap();
+        assert_eq!(
+            interval_of_replicates(estimate, r.two_way[0].clone(), boot.level).unwrap(),
+            bootstrap_interval(&s, &y, &boot, two).unwrap(),
+            "{what}"
+        );
+        let difference = estimate - libauc_two_way_pauc(&other, &y, min_tpr, max_fpr).unwrap();
+        assert_eq!(
+            compare_replicates(difference, &r.two_way[0], &r.two_way[1]),
+            bootstrap_compare(&s, &other, &y, &boot, two).unwrap(),
+            "{what}"
+        );
+        let p = |s: &[f64], y: &[f64]| pauc(s, y, alpha, beta);
+        let estimate = pauc(&s, &y, alpha, beta).unwrap();
+        assert_eq!(
+            interval_of_replicates(estimate, r.pauc[0].clone(), boot.level).unwrap(),
+            bootstrap_interval(&s, &y, &boot, p).unwrap(),
+            "{what}"
+        );
+        // Without the two-way pAUC: the same pAUC replicates, no two-way ones.
+        let alone = replicates(&columns, &boot, (alpha, beta), None, 1).unwrap();
+        assert_eq!(alone.pauc, r.pauc, "{what}");
+        assert!(alone.two_way.is_empty());
+    }
+}
+
+#[test]
+fn the_bootstraps_settings_are_checked_and_named() {
+    let y = [1.0, -1.0, 1.0, -1.0];
+    let columns = [RankedColumn::new(&[0.1, 0.2, 0.3, 0.4], &y).unwrap()];
+    let boot = Bootstrap::default();
+    assert!(matches!(
+        replicates(&columns, &boot, (0.0, 1.0), Some((1.0, 0.5)), 1),
+        Err(MetricError::BadTwoWay { .. })
+    ));
+    assert!(matches!(
+        replicates(&columns, &boot, (0.5, 0.5), None, 1),
+        Err(MetricError::BadRange { .. })
+    ));
+    let other = [RankedColumn::new(&[0.1, 0.2, 0.3], &[1.0, -1.0, 1.0]).unwrap()];
+    let both = [columns[0].clone(), other[0].clone()];
+    assert!(matches!(
+        replicates(&both, &boot, (0.0, 1.0), None, 1),
+        Err(MetricError::LengthMismatch { .. })
+    ));
+    let e = libauc_two_way_pauc(&[0.1, 0.2, 0.3, 0.4], &y, 1.0, 0.5).unwrap_err();
+    assert!(e.to_string().contains("min_tpr = 1"), "{e}");
 }

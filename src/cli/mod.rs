@@ -15,6 +15,7 @@ pub mod fits;
 pub mod metrics;
 pub mod output;
 pub mod pava;
+pub mod scores_csv;
 pub mod serve;
 pub mod train;
 

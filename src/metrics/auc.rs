@@ -56,6 +56,17 @@ pub enum MetricError {
         /// Upper FPR.
         beta: f64,
     },
+    /// The two-way pAUC's corner is invalid.
+    #[error(
+        "two-way pAUC needs 0 <= min_tpr < 1 and 0 < max_fpr <= 1, got min_tpr = {min_tpr}, \
+         max_fpr = {max_fpr}"
+    )]
+    BadTwoWay {
+        /// Lower TPR.
+        min_tpr: f64,
+        /// Upper FPR.
+        max_fpr: f64,
+    },
     /// An FPR range over no negatives.
     #[error("no negatives: the pAUC needs both classes")]
     NoNegatives,
@@ -84,18 +95,7 @@ pub(crate) fn split_checked(
     scores: &[f64],
     labels: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>), MetricError> {
-    if scores.len() != labels.len() {
-        return Err(MetricError::LengthMismatch {
-            scores: scores.len(),
-            labels: labels.len(),
-        });
-    }
-    if let Some(index) = scores.iter().position(|s| !s.is_finite()) {
-        return Err(MetricError::NonFinite {
-            index,
-            value: scores[index],
-        });
-    }
+    checked_positives(scores, labels)?;
     let pos: Vec<f64> = scores
         .iter()
         .zip(labels)
@@ -115,6 +115,34 @@ pub(crate) fn split_checked(
         });
     }
     Ok((pos, neg))
+}
+
+/// The number of positives (labels > 0), checked as [`split_checked`] checks, without copying
+/// the scores.
+///
+/// # Errors
+/// [`MetricError`] naming the first problem.
+pub(crate) fn checked_positives(scores: &[f64], labels: &[f64]) -> Result<usize, MetricError> {
+    if scores.len() != labels.len() {
+        return Err(MetricError::LengthMismatch {
+            scores: scores.len(),
+            labels: labels.len(),
+        });
+    }
+    if let Some(index) = scores.iter().position(|s| !s.is_finite()) {
+        return Err(MetricError::NonFinite {
+            index,
+            value: scores[index],
+        });
+    }
+    let positives = labels.iter().filter(|&&y| y > 0.0).count();
+    if positives == 0 || positives == labels.len() {
+        return Err(MetricError::OneClass {
+            positives,
+            negatives: labels.len() - positives,
+        });
+    }
+    Ok(positives)
 }
 
 fn check_range(alpha: f64, beta: f64) -> Result<(), MetricError> {

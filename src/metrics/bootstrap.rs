@@ -19,45 +19,20 @@
 //!   core), which leaves the draws (about 2e9 random numbers for 2000 resamples of 10^6 scores)
 //!   as the only sequential part. The replicates do not depend on the number of threads.
 
-use std::sync::{Mutex, mpsc};
-
-use super::auc::{CreditSum, MetricError, RankRange, normalized, pauc, split_checked};
+use super::auc::{CreditSum, MetricError, RankRange, normalized, pauc};
 use super::ci::{
     Bootstrap, Interval, PairedTest, compare_replicates, interval_of_replicates, resampled,
     try_with_capacity, z_of_level,
 };
-use super::draws::{Stream, draw};
-use crate::math::order::{ascending, descending};
-
-/// Marks the last sample of a group of tied scores in a sorted column.
-const LAST: u32 = 1 << 31;
+use super::conventions::libauc_kept;
+use super::ranked::{KeptPairs, MAX_SAMPLES, RankedColumn, walk};
+use super::windows::{WindowPlan, run_windows, window_plan};
 
 /// Below this many draws (`n B`) the bootstrap runs on the calling thread alone.
 const THREADED_FROM: usize = 1 << 22;
 
-/// The slots of `col` in descending order of score, [`LAST`] on the last of each tie group.
-fn sort_column(col: &[f64], pos: &[usize], neg: &[usize]) -> Result<Vec<u32>, MetricError> {
-    let n = pos.len() + neg.len();
-    let mut keyed: Vec<(f64, u32)> = try_with_capacity(n, "sorted scores")?;
-    keyed.extend(
-        pos.iter()
-            .chain(neg)
-            .enumerate()
-            .map(|(slot, &i)| (col[i], slot as u32)),
-    );
-    keyed.sort_unstable_by(|a, b| descending(&a.0, &b.0).then(a.1.cmp(&b.1)));
-    let mut order = try_with_capacity(n, "sorted scores")?;
-    order.extend(keyed.iter().enumerate().map(|(k, &(s, slot))| {
-        let last = keyed
-            .get(k + 1)
-            .is_none_or(|next| ascending(&next.0, &s).is_ne());
-        if last { slot | LAST } else { slot }
-    }));
-    Ok(order)
-}
-
 /// How often each slot was drawn.
-enum Counts<'a> {
+pub(crate) enum Counts<'a> {
     /// Every count below 256 (one byte per slot keeps the counts in cache).
     Narrow(&'a [u8]),
     /// Some slot drawn 256 times or more.
@@ -65,13 +40,13 @@ enum Counts<'a> {
 }
 
 /// The count buffers of one thread.
-struct Counter {
+pub(crate) struct Counter {
     narrow: Vec<u8>,
     wide: Vec<u32>,
 }
 
 impl Counter {
-    fn new(slots: usize) -> Result<Self, MetricError> {
+    pub(crate) fn new(slots: usize) -> Result<Self, MetricError> {
         let mut narrow = try_with_capacity(slots, "resample counts")?;
         narrow.resize(slots, 0);
         Ok(Counter {
@@ -80,16 +55,21 @@ impl Counter {
         })
     }
 
-    /// Count `draws`, in bytes unless a count wraps.
+    /// Count `draws`, in bytes unless a count wraps. A wrap shows in the sum of the byte
+    /// counts (each wrap loses 256), checked in one pass after the counting, so that the
+    /// counting loop is an increment and nothing else.
     fn count(&mut self, draws: &[u32]) -> Counts<'_> {
         self.narrow.fill(0);
-        let mut wrapped = false;
         for &s in draws {
             let c = &mut self.narrow[s as usize];
             *c = c.wrapping_add(1);
-            wrapped |= *c == 0;
         }
-        if !wrapped {
+        let total: u64 = self
+            .narrow
+            .chunks(1 << 16)
+            .map(|c| c.iter().map(|&v| u32::from(v)).sum::<u32>() as u64)
+            .sum();
+        if total == draws.len() as u64 {
             return Counts::Narrow(&self.narrow);
         }
         self.wide.clear();
@@ -101,68 +81,147 @@ impl Counter {
     }
 }
 
-/// The pAUC of one resample: one pass over the sorted column with the resample's counts.
-fn resample_pauc<C: Copy + Default + Into<u64>>(
-    order: &[u32],
-    counts: &[C],
-    positives: usize,
+/// The statistics a resample is evaluated for: our pAUC over a rank range and, when asked,
+/// LibAUC's two-way pAUC with the samples it keeps.
+#[derive(Debug, Clone, Copy)]
+struct Statistics {
     range: RankRange,
-) -> f64 {
-    const CHUNK: usize = 2048;
-    let mut sum = CreditSum::new(range);
-    // The group's draws, and its draws of negatives (without a branch on the class, which
-    // alternates unpredictably along the sorted column).
-    let (mut all, mut neg) = (0u64, 0u64);
-    // The counts of a chunk are gathered first, in a loop without branches, so that their
-    // scattered loads overlap instead of waiting behind the groups' branches.
-    let mut gathered = [C::default(); CHUNK];
-    'walk: for chunk in order.chunks(CHUNK) {
-        for (g, &e) in gathered.iter_mut().zip(chunk) {
-            *g = counts[(e & !LAST) as usize];
-        }
-        for (&g, &e) in gathered.iter().zip(chunk) {
-            let c: u64 = g.into();
-            all += c;
-            neg += c & 0u64.wrapping_sub(u64::from((e & !LAST) as usize >= positives));
-            if e & LAST != 0 {
-                if all > 0 && !sum.push(all - neg, neg) {
-                    break 'walk;
-                }
-                (all, neg) = (0, 0);
-            }
-        }
-    }
-    normalized(sum.total(), positives, range)
+    kept: Option<(usize, usize)>,
 }
 
 /// What every resample is evaluated against.
-struct Columns<'a> {
-    orders: &'a [Vec<u32>],
+pub(crate) struct Columns<'a> {
+    pub(crate) columns: &'a [RankedColumn],
     positives: usize,
-    range: RankRange,
+    stats: Statistics,
 }
 
 impl Columns<'_> {
-    /// The pAUC of every column on one resample.
-    fn evaluate(&self, counter: &mut Counter, draws: &[u32], out: &mut Vec<f64>) {
+    /// The statistics of every column on one resample: `out[2 c]` our pAUC of column `c`,
+    /// `out[2 c + 1]` its two-way pAUC (NaN when not asked).
+    pub(crate) fn evaluate(&self, counter: &mut Counter, draws: &[u32], out: &mut Vec<f64>) {
         out.clear();
         let counts = counter.count(draws);
-        out.extend(self.orders.iter().map(|order| match counts {
-            Counts::Narrow(c) => resample_pauc(order, c, self.positives, self.range),
-            Counts::Wide(c) => resample_pauc(order, c, self.positives, self.range),
-        }));
+        let (positives, stats) = (self.positives, self.stats);
+        for column in self.columns {
+            let mut sum = CreditSum::new(stats.range);
+            let mut two = stats.kept.map(|kept| KeptPairs::new(positives, kept));
+            match counts {
+                Counts::Narrow(c) => walk(&column.order, c, positives, &mut sum, two.as_mut()),
+                Counts::Wide(c) => walk(&column.order, c, positives, &mut sum, two.as_mut()),
+            }
+            out.push(normalized(sum.total(), positives, stats.range));
+            out.push(two.map_or(f64::NAN, |t| t.value()));
+        }
     }
 }
 
 /// The threads the bootstrap evaluates its resamples on: `RAYON_NUM_THREADS` when it is set to
-/// a positive number (the knob of the CPU kernels' pool), else the available parallelism.
+/// a positive number (the knob of the CPU kernels' pool), else the available parallelism;
+/// never more than the available parallelism (more threads than cores only add buffers).
 pub fn bootstrap_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     std::env::var("RAYON_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&t| t > 0)
-        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
-        .unwrap_or(1)
+        .map_or(cores, |t| t.min(cores))
+}
+
+/// The replicates of a stratified bootstrap of several score columns, sorted once
+/// ([`RankedColumn`]): `pauc[c][b]` our pAUC of column `c` on resample `b`, `two_way[c][b]`
+/// LibAUC's two-way pAUC (empty when not asked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replicates {
+    /// Our pAUC over the FPR range, per column and resample.
+    pub pauc: Vec<Vec<f64>>,
+    /// LibAUC's two-way pAUC, per column and resample; empty when not asked.
+    pub two_way: Vec<Vec<f64>>,
+}
+
+/// The bootstrap replicates of our pAUC over FPR `fpr = (alpha, beta)` and, with
+/// `two_way = Some((min_tpr, max_fpr))`, of LibAUC's two-way pAUC, for every column at once
+/// (paired comparisons see the same resamples), on `threads` threads. Each replicate equals, to
+/// the last bit, what [`super::ci::bootstrap_interval`] computes with [`pauc`] or
+/// [`super::conventions::libauc_two_way_pauc`] on the copied resample.
+///
+/// # Errors
+/// [`MetricError::TooFewResamples`] for fewer than 2 resamples; [`MetricError::BadRange`] /
+/// [`MetricError::BadTwoWay`] for the settings; [`MetricError::LengthMismatch`] for columns of
+/// other samples; [`MetricError::OutOfMemory`] when the buffers cannot be allocated.
+pub fn replicates(
+    columns: &[RankedColumn],
+    boot: &Bootstrap,
+    fpr: (f64, f64),
+    two_way: Option<(f64, f64)>,
+    threads: usize,
+) -> Result<Replicates, MetricError> {
+    replicates_planned(columns, boot, fpr, two_way, |n| {
+        // Small bootstraps run on the calling thread alone.
+        let threads = if n.saturating_mul(boot.resamples) >= THREADED_FROM {
+            threads
+        } else {
+            1
+        };
+        window_plan(n, threads, boot.resamples)
+    })
+}
+
+/// [`replicates`] with the windows and threads `plan(n)` gives for `n` samples.
+fn replicates_planned(
+    columns: &[RankedColumn],
+    boot: &Bootstrap,
+    fpr: (f64, f64),
+    two_way: Option<(f64, f64)>,
+    plan: impl FnOnce(usize) -> WindowPlan,
+) -> Result<Replicates, MetricError> {
+    if boot.resamples < 2 {
+        return Err(MetricError::TooFewResamples(boot.resamples));
+    }
+    let Some(first) = columns.first() else {
+        return Ok(Replicates {
+            pauc: Vec::new(),
+            two_way: Vec::new(),
+        });
+    };
+    let (positives, negatives) = (first.positives, first.negatives);
+    if let Some(c) = columns
+        .iter()
+        .find(|c| (c.positives, c.negatives) != (positives, negatives))
+    {
+        return Err(MetricError::LengthMismatch {
+            scores: c.positives + c.negatives,
+            labels: positives + negatives,
+        });
+    }
+    let stats = Statistics {
+        range: RankRange::from_fpr(fpr.0, fpr.1, negatives)?,
+        kept: two_way
+            .map(|(min_tpr, max_fpr)| libauc_kept(positives, negatives, min_tpr, max_fpr))
+            .transpose()?,
+    };
+    let work = Columns {
+        columns,
+        positives,
+        stats,
+    };
+    let n = positives + negatives;
+    let mut out = Vec::with_capacity(2 * columns.len());
+    for _ in 0..2 * columns.len() {
+        let mut values = try_with_capacity(boot.resamples, "bootstrap replicates")?;
+        values.resize(boot.resamples, f64::NAN);
+        out.push(values);
+    }
+    run_windows(&work, boot, (positives, negatives), plan(n), &mut out)?;
+    let (mut pauc, mut two) = (Vec::new(), Vec::new());
+    for (k, values) in out.into_iter().enumerate() {
+        if k % 2 == 0 {
+            pauc.push(values);
+        } else if two_way.is_some() {
+            two.push(values);
+        }
+    }
+    Ok(Replicates { pauc, two_way: two })
 }
 
 /// The pAUC over FPR `[alpha, beta]` of each of `boot.resamples` stratified resamples, for every
@@ -200,146 +259,17 @@ pub fn pauc_replicates_on(
     if boot.resamples < 2 {
         return Err(MetricError::TooFewResamples(boot.resamples));
     }
-    for c in columns {
-        split_checked(c, labels)?;
-    }
-    if columns.is_empty() {
-        return Ok(Vec::new());
-    }
-    let pos: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] > 0.0).collect();
-    let neg: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] <= 0.0).collect();
-    let range = RankRange::from_fpr(alpha, beta, neg.len())?;
-    let n = labels.len();
-    if n >= LAST as usize {
+    if labels.len() > MAX_SAMPLES {
         // Slots do not fit the sorted columns' 31 bits: copy each resample instead.
         return resampled(columns, labels, boot, &|s: &[f64], y: &[f64]| {
             pauc(s, y, alpha, beta)
         });
     }
-    let orders = columns
+    let ranked = columns
         .iter()
-        .map(|c| sort_column(c, &pos, &neg))
+        .map(|c| RankedColumn::new(c, labels))
         .collect::<Result<Vec<_>, _>>()?;
-    let work = Columns {
-        orders: &orders,
-        positives: pos.len(),
-        range,
-    };
-    let mut out = Vec::with_capacity(columns.len());
-    for _ in columns {
-        let mut values = try_with_capacity(boot.resamples, "bootstrap replicates")?;
-        values.resize(boot.resamples, f64::NAN);
-        out.push(values);
-    }
-    let mut rng = Stream::new(boot.seed);
-    let threaded_here = threads > 1 && n.saturating_mul(boot.resamples) >= THREADED_FROM;
-    if !(threaded_here && threaded(&work, &mut rng, (pos.len(), neg.len()), threads, &mut out)?) {
-        let mut counter = Counter::new(n)?;
-        let mut draws = try_with_capacity(n, "resample draws")?;
-        let mut values = Vec::with_capacity(columns.len());
-        for b in 0..boot.resamples {
-            draw(&mut rng, pos.len(), neg.len(), &mut draws);
-            work.evaluate(&mut counter, &draws, &mut values);
-            for (column, v) in out.iter_mut().zip(&values) {
-                column[b] = *v;
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// One resample handed to a worker: its number and its draws.
-type Job = (usize, Vec<u32>);
-/// A worker's answer: the resample's number, its pAUC per column, the draws' buffer back.
-type Done = (usize, Vec<f64>, Vec<u32>);
-
-/// The resamples of [`pauc_replicates`] with the draws on this thread and the evaluations on
-/// `workers` threads; at most `workers + 2` resamples' draws are held at a time. False, with
-/// nothing drawn, when no thread could be started.
-fn threaded(
-    work: &Columns<'_>,
-    rng: &mut Stream,
-    (positives, negatives): (usize, usize),
-    workers: usize,
-    out: &mut [Vec<f64>],
-) -> Result<bool, MetricError> {
-    let n = positives + negatives;
-    let resamples = out[0].len();
-    let counters = (0..workers)
-        .map(|_| Counter::new(n))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut store = |(b, values, draws): Done, free: &mut Vec<Vec<u32>>| {
-        for (c, v) in values.into_iter().enumerate() {
-            out[c][b] = v;
-        }
-        free.push(draws);
-    };
-    let (job_tx, job_rx) = mpsc::channel::<Job>();
-    let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Done>();
-    std::thread::scope(|scope| {
-        let mut started = 0;
-        for mut counter in counters {
-            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
-            let worker = move || {
-                let mut values = Vec::new();
-                loop {
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((b, draws)) = job else { return };
-                    work.evaluate(&mut counter, &draws, &mut values);
-                    if done_tx
-                        .send((b, std::mem::take(&mut values), draws))
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            };
-            // A thread that cannot be started leaves its share to the others.
-            started += usize::from(
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, worker)
-                    .is_ok(),
-            );
-        }
-        drop(done_tx);
-        if started == 0 {
-            return Ok(false);
-        }
-        let (mut free, mut held, mut finished) = (Vec::new(), 0usize, 0usize);
-        for b in 0..resamples {
-            while let Ok(done) = done_rx.try_recv() {
-                store(done, &mut free);
-                finished += 1;
-            }
-            if free.is_empty() && held < workers + 2 {
-                held += 1;
-                free.push(try_with_capacity(n, "resample draws")?);
-            }
-            if free.is_empty() {
-                // Every buffer is out: wait for a worker to hand one back. (No answer means
-                // every worker panicked; the scope passes that on.)
-                let Ok(done) = done_rx.recv() else { break };
-                store(done, &mut free);
-                finished += 1;
-            }
-            let mut draws = free.pop().unwrap_or_default();
-            draw(rng, positives, negatives, &mut draws);
-            if job_tx.send((b, draws)).is_err() {
-                break;
-            }
-        }
-        drop(job_tx);
-        while finished < resamples {
-            let Ok(done) = done_rx.recv() else { break };
-            store(done, &mut free);
-            finished += 1;
-        }
-        Ok(true)
-    })
+    Ok(replicates(&ranked, boot, (alpha, beta), None, threads)?.pauc)
 }
 
 /// [`super::ci::bootstrap_interval`] of our pAUC over FPR `[alpha, beta]`, the same interval to
@@ -383,6 +313,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn windows_threads_and_words_run_short_give_the_same_replicates() {
+        // 300 samples with ties, 41 resamples: one window on one thread, against windows of 1,
+        // 3 and 7 resamples on 1-3 threads, and windows whose words always run short (made
+        // again, longer, on the decoding thread).
+        let n = 300;
+        let labels: Vec<f64> = (0..n)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let a: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 * 0.5).collect();
+        let b: Vec<f64> = (0..n).map(|i| ((i * 13) % 17) as f64 - 0.0).collect();
+        let columns = [
+            RankedColumn::new(&a, &labels).unwrap(),
+            RankedColumn::new(&b, &labels).unwrap(),
+        ];
+        let boot = Bootstrap {
+            resamples: 41,
+            seed: 5,
+            level: 0.9,
+        };
+        let run = |threads, window, len| {
+            replicates_planned(&columns, &boot, (0.1, 0.6), Some((0.3, 0.7)), |_| {
+                WindowPlan {
+                    threads,
+                    window,
+                    len,
+                }
+            })
+            .unwrap()
+        };
+        let one = run(1, 41, 41 * n + 4096);
+        assert_eq!(one.pauc.len(), 2);
+        assert_eq!(one.two_way.len(), 2);
+        for (threads, window, len) in [(1, 1, n), (2, 3, 3 * n + 9), (3, 7, 7 * n), (2, 5, 1)] {
+            assert_eq!(
+                run(threads, window, len),
+                one,
+                "{threads} threads, windows of {window}, {len} words"
+            );
+        }
+    }
+
+    #[test]
     fn a_count_that_wraps_a_byte_is_counted_again_wide() {
         let mut counter = Counter::new(3).unwrap();
         let mut draws = vec![1u32; 300];
@@ -402,8 +374,7 @@ mod tests {
         // 3 positives (slots 0-2), 4 negatives (3-6); scores 0.9 0.5 0.5 | 0.5 0.7 0.1 0.5.
         let col = [0.9, 0.5, 0.5, 0.5, 0.7, 0.1, 0.5];
         let labels = [1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0];
-        let (pos, neg) = ((0..3).collect::<Vec<_>>(), (3..7).collect::<Vec<_>>());
-        let order = sort_column(&col, &pos, &neg).unwrap();
+        let column = RankedColumn::new(&col, &labels).unwrap();
         let range = RankRange::from_fpr(0.1, 0.8, 4).unwrap();
         let draws = [0u32, 1, 1, 3, 4, 4, 6];
         let mut narrow = [0u8; 7];
@@ -412,8 +383,13 @@ mod tests {
             narrow[d as usize] += 1;
             wide[d as usize] += 1;
         }
-        let a = resample_pauc(&order, &narrow, 3, range);
-        let b = resample_pauc(&order, &wide, 3, range);
+        let walked = |counts: &dyn Fn(&mut CreditSum)| {
+            let mut sum = CreditSum::new(range);
+            counts(&mut sum);
+            normalized(sum.total(), 3, range)
+        };
+        let a = walked(&|sum| walk(&column.order, &narrow, 3, sum, None));
+        let b = walked(&|sum| walk(&column.order, &wide, 3, sum, None));
         // The resample as scores: positives 0.9 0.5 0.5, negatives 0.5 0.7 0.7 0.5.
         let s = [0.9, 0.5, 0.5, 0.5, 0.7, 0.7, 0.5];
         let want = pauc(&s, &labels, 0.1, 0.8).unwrap();

@@ -172,14 +172,21 @@ impl DeLong {
     pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
         let (pos, neg) = split_checked(scores, labels)?;
         let (v10, v01) = components(&pos, &neg);
+        Ok(DeLong::from_components(v10, v01))
+    }
+
+    /// The AUC and its variance from DeLong's structural components: `V10` per positive and
+    /// `V01` per negative, each class in index order (the AUC is the mean of `V10`, summed in
+    /// that order).
+    pub(crate) fn from_components(v10: Vec<f64>, v01: Vec<f64>) -> Self {
         let variance =
-            covariance(&v10, &v10) / pos.len() as f64 + covariance(&v01, &v01) / neg.len() as f64;
-        Ok(DeLong {
+            covariance(&v10, &v10) / v10.len() as f64 + covariance(&v01, &v01) / v01.len() as f64;
+        DeLong {
             auc: mean(&v10),
             variance,
             v10,
             v01,
-        })
+        }
     }
 
     /// The interval `AUC +- z sqrt(Var)` at coverage `level`, clipped to `[0, 1]`.

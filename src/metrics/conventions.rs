@@ -50,6 +50,25 @@ fn round_half_even(x: f64) -> f64 {
     }
 }
 
+/// How many of `positives` and `negatives` LibAUC's two-way pAUC keeps:
+/// `max(1, round(N+ (1 - min_tpr)))` lowest-scored positives and `max(1, round(N- max_fpr))`
+/// highest-scored negatives (Python's rounding, half to even).
+///
+/// # Errors
+/// [`MetricError::BadTwoWay`] unless `0 <= min_tpr < 1` and `0 < max_fpr <= 1`.
+pub(crate) fn libauc_kept(
+    positives: usize,
+    negatives: usize,
+    min_tpr: f64,
+    max_fpr: f64,
+) -> Result<(usize, usize), MetricError> {
+    if !((0.0..1.0).contains(&min_tpr) && max_fpr > 0.0 && max_fpr <= 1.0) {
+        return Err(MetricError::BadTwoWay { min_tpr, max_fpr });
+    }
+    let keep = |n: usize, share: f64| (round_half_even(n as f64 * share) as usize).clamp(1, n);
+    Ok((keep(positives, 1.0 - min_tpr), keep(negatives, max_fpr)))
+}
+
 /// LibAUC's two-way partial AUC (`pauc_roc_score(max_fpr, min_tpr)` with `min_tpr > 0`): the
 /// AUC (ties 1/2) of the `max(1, round(N+ (1 - min_tpr)))` lowest-scored positives against the
 /// `max(1, round(N- max_fpr))` highest-scored negatives.
@@ -59,7 +78,7 @@ fn round_half_even(x: f64) -> f64 {
 /// LibAUC's to the last bit (for fewer than `2^53` pairs) and never above 1.
 ///
 /// # Errors
-/// As [`auc`], plus [`MetricError::BadRange`] unless `0 <= min_tpr < 1` and
+/// As [`auc`], plus [`MetricError::BadTwoWay`] unless `0 <= min_tpr < 1` and
 /// `0 < max_fpr <= 1`.
 pub fn libauc_two_way_pauc(
     scores: &[f64],
@@ -67,15 +86,8 @@ pub fn libauc_two_way_pauc(
     min_tpr: f64,
     max_fpr: f64,
 ) -> Result<f64, MetricError> {
-    if !((0.0..1.0).contains(&min_tpr) && max_fpr > 0.0 && max_fpr <= 1.0) {
-        return Err(MetricError::BadRange {
-            alpha: min_tpr,
-            beta: max_fpr,
-        });
-    }
     let (mut pos, mut neg) = split_checked(scores, labels)?;
-    let keep = |n: usize, share: f64| (round_half_even(n as f64 * share) as usize).clamp(1, n);
-    let (kp, kn) = (keep(pos.len(), 1.0 - min_tpr), keep(neg.len(), max_fpr));
+    let (kp, kn) = libauc_kept(pos.len(), neg.len(), min_tpr, max_fpr)?;
     pos.sort_unstable_by(ascending);
     neg.sort_unstable_by(descending);
     let kept = &neg[..kn]; // descending: above, tied, below a positive's score

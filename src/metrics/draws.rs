@@ -1,110 +1,148 @@
 //! The draws of the stratified bootstrap (`super::bootstrap`): the seeded `StdRng` stream of
-//! `super::ci`'s resamples (positives first, each draw `random_range(0..class size)`), read a
-//! block of words at a time and decoded as rand 0.9 decodes `random_range`, so that the
-//! resamples are the same to the last draw at a fraction of the cost of a call per draw. The
-//! draws are the one sequential part of the bootstrap: the stream must be read in order.
+//! `super::ci`'s resamples (positives first, each draw `random_range(0..class size)`), decoded
+//! as rand 0.9 decodes `random_range`, so that the resamples are the same to the last draw.
+//!
+//! `StdRng` is ChaCha12, a counter-mode generator: the word at any position of its stream can
+//! be computed without the words before it. The stream is therefore produced in windows, the
+//! words of a window by several threads at once ([`Keystream::words_at`]), and only the decode
+//! into draws, a multiply and a compare per word ([`decode`]), reads the window in order (a draw
+//! takes a second word once in about `2^32 / class size` draws, so where a draw starts depends
+//! on every draw before it).
 
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 
-/// The seeded stream of the resamples, read in blocks of words: the same words as one
-/// `StdRng::random::<u32>()` after another (`fill` of a `[u32]` takes whole words of the same
-/// buffer, little-endian), decoded into draws as `random_range` decodes them.
-pub(crate) struct Stream {
-    rng: StdRng,
-    words: Vec<u32>,
-    next: usize,
+/// The seeded stream of the resamples: `StdRng::seed_from_u64(seed)`'s words, by position.
+#[derive(Clone)]
+pub(crate) struct Keystream {
+    start: ChaCha12Rng,
 }
 
-impl Stream {
-    /// The stream of `StdRng::seed_from_u64(seed)`.
+impl Keystream {
+    /// The stream of `StdRng::seed_from_u64(seed)` (the same generator, ChaCha12, seeded the
+    /// same way; the tests hold the two to the same words).
     pub(crate) fn new(seed: u64) -> Self {
-        Stream {
-            rng: StdRng::seed_from_u64(seed),
-            words: vec![0; 1 << 12],
-            next: 1 << 12,
+        Keystream {
+            start: ChaCha12Rng::seed_from_u64(seed),
         }
     }
 
-    #[inline]
-    fn word(&mut self) -> u32 {
-        if self.next == self.words.len() {
-            self.rng.fill(&mut self.words[..]);
-            self.next = 0;
-        }
-        self.next += 1;
-        self.words[self.next - 1]
-    }
-
-    /// `rng.random_range(0..n)` for `0 < n <= u32::MAX`, as rand 0.9 computes it
-    /// (`UniformInt::<u32>::sample_single_inclusive`, Canon's method: the high word of
-    /// `word * n`, and a second word when the low word is within `n` of overflowing), without
-    /// the call per draw; the tests hold it to `random_range` draw for draw.
-    #[inline]
-    fn below(&mut self, n: u32) -> u32 {
-        let full = u64::from(self.word()) * u64::from(n);
-        let (mut result, low) = ((full >> 32) as u32, full as u32);
-        if low > n.wrapping_neg() {
-            let high = ((u64::from(self.word()) * u64::from(n)) >> 32) as u32;
-            result += u32::from(low.checked_add(high).is_none());
-        }
-        result
-    }
-
-    /// `offset + random_range(0..n)` into each of `out`: [`Stream::below`] in a loop over the
-    /// words of one block at a time.
-    fn below_into(&mut self, n: u32, offset: u32, out: &mut [u32]) {
-        let (wide, limit) = (u64::from(n), n.wrapping_neg());
-        let mut done = 0;
-        while done < out.len() {
-            if self.next == self.words.len() {
-                self.rng.fill(&mut self.words[..]);
-                self.next = 0;
-            }
-            // Stop one word short of the block's end, so that a second word is always there.
-            let block = &self.words[self.next..];
-            let mut i = 0;
-            for slot in &mut out[done..] {
-                if i + 1 >= block.len() {
-                    break;
-                }
-                let full = u64::from(block[i]) * wide;
-                let (mut result, low) = ((full >> 32) as u32, full as u32);
-                i += 1;
-                if low > limit {
-                    let high = ((u64::from(block[i]) * wide) >> 32) as u32;
-                    result += u32::from(low.checked_add(high).is_none());
-                    i += 1;
-                }
-                *slot = offset + result;
-                done += 1;
-            }
-            self.next += i;
-            if done < out.len() && self.next + 1 == self.words.len() {
-                out[done] = offset + self.below(n);
-                done += 1;
-            }
-        }
+    /// The stream's words from word `pos` on, into `out`: what `StdRng::random::<u32>()` would
+    /// return after `pos` calls, one after another.
+    pub(crate) fn words_at(&self, pos: u128, out: &mut [u32]) {
+        let mut rng = self.start.clone();
+        rng.set_word_pos(pos);
+        rng.fill(out);
     }
 }
 
-/// One stratified resample as slots: `positives` draws from the positives, then `negatives`
-/// from the negatives, as `super::ci`'s resample draws them (both below `2^31`).
-pub(crate) fn draw(stream: &mut Stream, positives: usize, negatives: usize, out: &mut Vec<u32>) {
-    // Buffers come back with their length: no zeroing then.
-    out.resize(positives + negatives, 0);
+/// `offset + rng.random_range(0..n)` into each of `out` from `words`, as rand 0.9 computes it
+/// (`UniformInt::<u32>::sample_single_inclusive`, Canon's method: the high word of
+/// `word * n`, and a second word when the low word is within `n` of overflowing). Returns the
+/// words taken, or `None` when `words` ran out first. Blocks of 64 words with no second word
+/// among them (nearly all) are decoded in a loop without branches.
+pub(crate) fn decode(words: &[u32], n: u32, offset: u32, out: &mut [u32]) -> Option<usize> {
+    let (wide, limit) = (u64::from(n), n.wrapping_neg());
+    let (mut i, mut k) = (0, 0);
+    while k < out.len() {
+        let m = (out.len() - k).min(words.len() - i).min(64);
+        if m == 0 {
+            return None;
+        }
+        let block = &words[i..i + m];
+        // A fold, not `all`: no early exit, so the compiler keeps it in vector registers.
+        let second = block.iter().fold(false, |any, &w| {
+            any | ((u64::from(w) * wide) as u32 > limit)
+        });
+        if !second {
+            for (o, &w) in out[k..k + m].iter_mut().zip(block) {
+                *o = offset + ((u64::from(w) * wide) >> 32) as u32;
+            }
+            (i, k) = (i + m, k + m);
+            continue;
+        }
+        let stop = i + m;
+        while i < stop && k < out.len() {
+            let full = u64::from(words[i]) * wide;
+            let (mut result, low) = ((full >> 32) as u32, full as u32);
+            i += 1;
+            if low > limit {
+                let high = ((u64::from(*words.get(i)?) * wide) >> 32) as u32;
+                result += u32::from(low.checked_add(high).is_none());
+                i += 1;
+            }
+            out[k] = offset + result;
+            k += 1;
+        }
+    }
+    Some(i)
+}
+
+/// Decode consecutive stratified resamples from `words` in place: resample `r` becomes
+/// `words[r n..(r + 1) n]` as slots, `positives` draws from the positives (slots
+/// `0..positives`), then `negatives` from the negatives (slots `positives..n`), as
+/// `super::ci`'s resample draws them. Returns the words taken, or `None` when `words` ran out
+/// first (the caller makes the window longer and decodes again).
+pub(crate) fn decode_resamples(
+    words: &mut [u32],
+    resamples: usize,
+    (positives, negatives): (usize, usize),
+) -> Option<usize> {
+    let n = positives + negatives;
     let (p, q) = (positives as u32, negatives as u32);
-    let (first, second) = out.split_at_mut(positives);
-    stream.below_into(p, 0, first);
-    stream.below_into(q, p, second);
+    let mut taken = 0;
+    let mut draw = vec![0u32; n.min(1 << 16)];
+    for r in 0..resamples {
+        // A draw takes at least one word, so the draws written (at `r n + k`) never overtake the
+        // words still to read (at `taken >= r n + k`); each piece goes through a small buffer.
+        let mut k = 0;
+        while k < n {
+            let (class, offset, left) = if k < positives {
+                (p, 0, positives - k)
+            } else {
+                (q, p, n - k)
+            };
+            let m = left.min(draw.len());
+            let used = decode(&words[taken..], class, offset, &mut draw[..m])?;
+            words[r * n + k..r * n + k + m].copy_from_slice(&draw[..m]);
+            taken += used;
+            k += m;
+        }
+    }
+    Some(taken)
+}
+
+/// The first `n` draws of `StdRng::seed_from_u64(seed)` for one class of `class` samples, by
+/// `random_range` itself (for the tests).
+#[cfg(test)]
+fn reference(seed: u64, class: u32, n: usize) -> Vec<u32> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| rng.random_range(0..class as usize) as u32)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::StdRng;
 
     #[test]
-    fn the_stream_draws_what_random_range_draws() {
+    fn the_keystream_is_std_rngs_stream_from_any_position() {
+        for seed in [0u64, 1, 42] {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let want: Vec<u32> = (0..5000).map(|_| rng.random::<u32>()).collect();
+            let ks = Keystream::new(seed);
+            for pos in [0usize, 1, 15, 16, 17, 63, 64, 1000, 4095] {
+                let mut out = vec![0; 5000 - pos];
+                ks.words_at(pos as u128, &mut out);
+                assert_eq!(out, want[pos..], "seed {seed}, from word {pos}");
+            }
+        }
+    }
+
+    #[test]
+    fn decoding_draws_what_random_range_draws() {
         for (seed, n) in [
             (0, 1u32),
             (1, 2),
@@ -113,25 +151,38 @@ mod tests {
             (4, 250_366),
             (5, 1 << 31),
             (6, u32::MAX),
+            (7, (1 << 31) + 12_345),
         ] {
-            let mut stream = Stream::new(seed);
-            let mut rng = StdRng::seed_from_u64(seed);
-            for k in 0..20_000 {
-                let want = rng.random_range(0..n as usize) as u32;
-                assert_eq!(stream.below(n), want, "seed {seed}, n {n}, draw {k}");
-            }
-            // In blocks, across block ends, after an odd number of single draws.
-            let offset = if n < 1 << 30 { 7 } else { 0 };
-            for count in [1, 4095, 4096, 9000] {
-                let mut out = vec![0; count];
-                stream.below_into(n, offset, &mut out);
-                let _ = stream.below(n);
-                let want: Vec<u32> = (0..count)
-                    .map(|_| offset + rng.random_range(0..n as usize) as u32)
-                    .collect();
-                let _ = rng.random_range(0..n as usize);
-                assert_eq!(out, want, "seed {seed}, n {n}, {count} in a block");
-            }
+            let count = 20_000;
+            let want = reference(seed, n, count);
+            let mut words = vec![0; 3 * count];
+            Keystream::new(seed).words_at(0, &mut words);
+            let mut out = vec![0; count];
+            let used = decode(&words, n, 0, &mut out).unwrap();
+            assert_eq!(out, want, "seed {seed}, n {n}");
+            assert!(used >= count, "{used}");
+            // Too few words: None, not a wrong draw.
+            assert_eq!(decode(&words[..count - 1], n, 0, &mut out), None);
         }
+    }
+
+    #[test]
+    fn resamples_decoded_in_place_are_random_range_draws_in_order() {
+        let (pos, neg) = (70_001usize, 200_000usize);
+        let n = pos + neg;
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut want = Vec::new();
+        for _ in 0..3 {
+            want.extend((0..pos).map(|_| rng.random_range(0..pos) as u32));
+            want.extend((0..neg).map(|_| pos as u32 + rng.random_range(0..neg) as u32));
+        }
+        let mut words = vec![0; 3 * n + 1000];
+        Keystream::new(9).words_at(0, &mut words);
+        let used = decode_resamples(&mut words, 3, (pos, neg)).unwrap();
+        assert_eq!(words[..3 * n], want[..]);
+        assert!(used >= 3 * n);
+        let mut short = vec![0; 3 * n - 1];
+        Keystream::new(9).words_at(0, &mut short);
+        assert_eq!(decode_resamples(&mut short, 3, (pos, neg)), None);
     }
 }

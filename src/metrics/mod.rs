@@ -16,6 +16,8 @@ pub mod ci;
 pub mod conventions;
 mod draws;
 pub mod plot;
+pub mod ranked;
+mod windows;
 
 pub use auc::{
     MetricError, RankRange, RocPoint, auc as roc_auc, pauc, pauc_roc_area, roc_curve, two_way_pauc,

@@ -171,12 +171,146 @@ fn huge_inputs_are_errors_not_aborts() {
         case(
             "a single resample",
             &metrics("ok1.csv", &["--resamples", "1"]),
-            &["ok1.csv", "at least 2 resamples"],
+            &["--resamples 1", "at least 2 resamples", "0 skips it"],
         )
         .file("ok1.csv", "label,score\n1,0.5\n0,0.1\n"),
     ];
     for c in &cases {
         run(c, &d);
     }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn every_bad_metrics_flag_is_named_as_the_user_typed_it() {
+    let d = scratch("flags");
+    let ok = "label,score\n1,0.5\n0,0.1\n1,0.3\n0,0.4\n";
+    let cases = [
+        ("--min-tpr 1", &["--min-tpr", "1"][..], "0 <= --min-tpr < 1"),
+        (
+            "--min-tpr -0.2",
+            &["--min-tpr", "-0.2"][..],
+            "0 <= --min-tpr < 1",
+        ),
+        ("--max-fpr 0", &["--max-fpr", "0"][..], "0 < --max-fpr <= 1"),
+        (
+            "--max-fpr 1.5",
+            &["--max-fpr", "1.5"][..],
+            "0 < --max-fpr <= 1",
+        ),
+        (
+            "--alpha 0.6 --beta 0.5",
+            &["--alpha", "0.6", "--beta", "0.5"][..],
+            "0 <= --alpha < --beta <= 1",
+        ),
+        ("--level 1", &["--level", "1"][..], "0 < --level < 1"),
+    ];
+    for (name, flags, rule) in cases {
+        let c = super::Case {
+            name,
+            files: vec![("ok.csv", ok.as_bytes().to_vec())],
+            args: metrics("ok.csv", flags),
+            stdin: None,
+            env: Vec::new(),
+            needles: vec![name, rule],
+        };
+        run(&c, &d);
+    }
+    // --max-fpr left out takes --beta, and the message says so.
+    run(
+        &case(
+            "an empty FPR range names --alpha and --beta",
+            &metrics("ok.csv", &["--alpha", "0", "--beta", "0"]),
+            &["--alpha 0 --beta 0"],
+        ),
+        &d,
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// The peak resident memory of `cmd` in bytes (Linux's `VmHWM`, sampled until it exits), its
+/// exit status and its standard output.
+fn peak_memory(mut cmd: std::process::Command) -> (u64, std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut peak = 0;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file)
+            && let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (peak, status, reader.join().unwrap())
+}
+
+/// A seeded scores file of `rows` rows (a quarter positive, 4-decimal scores that tie).
+fn scores_file(path: &std::path::Path, rows: usize) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(out, "label,score").unwrap();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for i in 0..rows {
+        let positive = i == 0 || (i != 1 && next() < 0.25);
+        let score = next() + if positive { 0.4 } else { 0.0 };
+        writeln!(out, "{},{score:.4}", u8::from(positive)).unwrap();
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn metrics_on_a_million_rows_stays_small_in_memory_with_any_thread_count() {
+    // The default settings (2000 resamples, both pAUC intervals) on 10^6 rows; memory, not
+    // time, is asserted: measured 116 MB (docs/GUIDE.md), bounded by the bootstrap's buffer
+    // budget whatever RAYON_NUM_THREADS asks for.
+    let d = scratch("million");
+    let file = d.join("s.csv");
+    scores_file(&file, 1_000_000);
+    for threads in ["2", "1000000"] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rankrisk"));
+        cmd.arg("metrics")
+            .arg(&file)
+            .env("RAYON_NUM_THREADS", threads);
+        let (peak, status, out) = peak_memory(cmd);
+        assert!(
+            status.success(),
+            "RAYON_NUM_THREADS={threads}: {status}\n{out}"
+        );
+        assert!(out.contains("B = 2000"), "{out}");
+        assert!(
+            peak < 400 << 20,
+            "RAYON_NUM_THREADS={threads}: peak memory {} MB",
+            peak >> 20
+        );
+    }
+    // The bootstrap skipped: the estimates alone.
+    let out = super::rankrisk(&["metrics", file.to_str().unwrap(), "--resamples", "0"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("no bootstrap"), "{text}");
     std::fs::remove_dir_all(&d).ok();
 }

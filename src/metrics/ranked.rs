@@ -1,0 +1,302 @@
+//! A score column sorted once, and every ranking figure `rankrisk metrics` prints computed from
+//! it by one pass over its groups of tied scores: the AUC with DeLong's components, our pAUC
+//! over FPR `[alpha, beta]` (eq. 2 of papers/partial-auc-fpr-range-agd-sbcd.txt), the McClish
+//! pAUC and LibAUC's two-way pAUC (`super::conventions`). The stratified bootstrap
+//! (`super::bootstrap`) walks the same sorted column with a resample's counts (how often each
+//! sample was drawn), so that a resample costs one pass and no sort.
+//!
+//! Each figure equals, to the last bit, the function that sorts the raw scores itself
+//! ([`super::ci::DeLong::new`], [`super::auc::pauc`], [`super::conventions::mcclish_pauc`],
+//! [`super::conventions::libauc_two_way_pauc`]): the counts are the same integers and the
+//! floating-point steps are taken in the same order (`tests/metrics.rs` holds them to it).
+
+use super::auc::{CreditSum, MetricError, RankRange, checked_positives, normalized};
+use super::ci::{DeLong, try_with_capacity};
+use super::conventions::libauc_kept;
+
+/// Marks the last sample of a group of tied scores in a sorted column.
+pub(crate) const LAST: u32 = 1 << 31;
+
+/// The most samples a sorted column holds: slots are 31-bit.
+pub(crate) const MAX_SAMPLES: usize = LAST as usize - 1;
+
+/// A score column sorted once: its samples in [`descending`] order of score (tied scores,
+/// `-0.0` and `0.0` included, in one group), each named by its slot, `k` for the `k`-th
+/// positive and `N+ + k` for the `k`-th negative in index order, [`LAST`] on the last of each
+/// group.
+#[derive(Debug, Clone)]
+pub struct RankedColumn {
+    pub(crate) order: Vec<u32>,
+    pub(crate) positives: usize,
+    pub(crate) negatives: usize,
+}
+
+/// The figures of one column at once ([`RankedColumn::figures`]).
+#[derive(Debug, Clone)]
+pub struct ColumnFigures {
+    /// AUC (ties 1/2) with DeLong's variance.
+    pub delong: DeLong,
+    /// Our pAUC over the FPR range (eq. 2).
+    pub pauc: f64,
+    /// The McClish-standardized pAUC over FPR `[0, max_fpr]`.
+    pub mcclish: f64,
+    /// LibAUC's two-way pAUC (TPR >= `min_tpr`, FPR <= `max_fpr`).
+    pub two_way: f64,
+}
+
+/// What [`RankedColumn::figures`] and the bootstrap compute: our pAUC's rank range and the
+/// samples the two-way pAUC keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FigureSettings {
+    /// Our pAUC's FPR range `[alpha, beta]`.
+    pub fpr: (f64, f64),
+    /// The McClish and two-way upper FPR.
+    pub max_fpr: f64,
+    /// The two-way lower TPR.
+    pub min_tpr: f64,
+}
+
+/// LibAUC's two-way pAUC from groups in descending order: the `kp` lowest-scored positives
+/// (those whose descending rank among the positives is above `N+ - kp`) against the `kn`
+/// highest-scored negatives (the first `kn` met), each pair counted in half-pairs (2 for a
+/// positive above the negative, 1 for a tie). Once the `kn` negatives are met, every kept
+/// positive still to come lies below all of them and adds nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptPairs {
+    kp: u64,
+    kn: u64,
+    /// Positives before the kept ones: `N+ - kp`.
+    skip: u64,
+    pos_seen: u64,
+    neg_kept: u64,
+    half_pairs: u128,
+}
+
+impl KeptPairs {
+    pub(crate) fn new(positives: usize, (kp, kn): (usize, usize)) -> Self {
+        KeptPairs {
+            kp: kp as u64,
+            kn: kn as u64,
+            skip: (positives - kp) as u64,
+            pos_seen: 0,
+            neg_kept: 0,
+            half_pairs: 0,
+        }
+    }
+
+    /// Add the next group of `pos` positives and `neg` negatives. False once the kept
+    /// negatives are all met.
+    #[inline]
+    pub(crate) fn push(&mut self, pos: u64, neg: u64) -> bool {
+        let tied = neg.min(self.kn - self.neg_kept);
+        let (from, to) = (self.pos_seen.max(self.skip), self.pos_seen + pos);
+        if to > from {
+            let each = 2 * (self.kn - self.neg_kept - tied) + tied;
+            self.half_pairs += u128::from(to - from) * u128::from(each);
+        }
+        self.neg_kept += tied;
+        self.pos_seen += pos;
+        self.neg_kept < self.kn
+    }
+
+    pub(crate) fn value(&self) -> f64 {
+        0.5 * self.half_pairs as f64 / (self.kp as f64 * self.kn as f64)
+    }
+}
+
+impl RankedColumn {
+    /// Sort `scores` (labels > 0 positive).
+    ///
+    /// # Errors
+    /// As [`super::auc::auc`]: mismatched lengths, a non-finite score, a missing class;
+    /// [`MetricError::OutOfMemory`] for more than [`MAX_SAMPLES`] samples or when the buffers
+    /// cannot be allocated.
+    pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
+        let positives = checked_positives(scores, labels)?;
+        let n = scores.len();
+        if n > MAX_SAMPLES {
+            return Err(MetricError::OutOfMemory {
+                what: "samples in one sorted column (at most 2^31 - 1)",
+                count: n,
+            });
+        }
+        // Keys in one u128 each: the score's order (descending) above the slot (ascending),
+        // so that a plain integer sort gives the order of `descending` with ties by slot.
+        let mut keyed: Vec<u128> = try_with_capacity(n, "sorted scores")?;
+        let (mut p, mut q) = (0u32, positives as u32);
+        for (&s, &y) in scores.iter().zip(labels) {
+            let slot = if y > 0.0 {
+                p += 1;
+                p - 1
+            } else {
+                q += 1;
+                q - 1
+            };
+            keyed.push((u128::from(!order_key(s)) << 32) | u128::from(slot));
+        }
+        keyed.sort_unstable();
+        let mut order: Vec<u32> = try_with_capacity(n, "sorted scores")?;
+        order.extend(keyed.iter().enumerate().map(|(k, &key)| {
+            let last = keyed.get(k + 1).is_none_or(|next| next >> 32 != key >> 32);
+            let slot = key as u32;
+            if last { slot | LAST } else { slot }
+        }));
+        Ok(RankedColumn {
+            order,
+            positives,
+            negatives: n - positives,
+        })
+    }
+
+    /// Every figure of the column in one pass over its groups.
+    ///
+    /// # Errors
+    /// [`MetricError::BadRange`] for a bad FPR range, [`MetricError::BadTwoWay`] for a bad
+    /// two-way corner.
+    pub fn figures(&self, settings: &FigureSettings) -> Result<ColumnFigures, MetricError> {
+        let (np, nn) = (self.positives, self.negatives);
+        let (alpha, beta) = settings.fpr;
+        let range = RankRange::from_fpr(alpha, beta, nn)?;
+        let kept = libauc_kept(np, nn, settings.min_tpr, settings.max_fpr)?;
+        let max_fpr = settings.max_fpr;
+        let mut v10 = try_with_capacity(np, "DeLong components")?;
+        v10.resize(np, 0.0);
+        let mut v01 = try_with_capacity(nn, "DeLong components")?;
+        v01.resize(nn, 0.0);
+        let mut sum = CreditSum::new(range);
+        let mut full = CreditSum::new(RankRange::from_fpr(0.0, 1.0, nn)?);
+        let mut two = KeptPairs::new(np, kept);
+        let (fnn, fnp) = (nn as f64, np as f64);
+        // The ROC's area up to `max_fpr` as `pauc_roc_area` sums it: trapezoids between the
+        // points after each group, clipped to the range.
+        let mut area = 0.0;
+        let (mut tp, mut fp) = (0u64, 0u64);
+        let mut start = 0;
+        for (k, &e) in self.order.iter().enumerate() {
+            if e & LAST == 0 {
+                continue;
+            }
+            let group = &self.order[start..=k];
+            start = k + 1;
+            let gn = group
+                .iter()
+                .filter(|&&e| (e & !LAST) as usize >= np)
+                .count() as u64;
+            let gp = group.len() as u64 - gn;
+            let below = nn as u64 - fp - gn;
+            for &e in group {
+                let slot = (e & !LAST) as usize;
+                if slot < np {
+                    v10[slot] = (below as f64 + 0.5 * gn as f64) / fnn;
+                } else {
+                    v01[slot - np] = (tp as f64 + 0.5 * gp as f64) / fnp;
+                }
+            }
+            sum.push(gp, gn);
+            full.push(gp, gn);
+            two.push(gp, gn);
+            let (a, b) = (
+                (fp as f64 / fnn, tp as f64 / fnp),
+                ((fp + gn) as f64 / fnn, (tp + gp) as f64 / fnp),
+            );
+            let (x0, x1) = (a.0.max(0.0), b.0.min(max_fpr));
+            if x1 > x0 && b.0 != a.0 {
+                let at = |x: f64| a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0);
+                area += 0.5 * (at(x0) + at(x1)) * (x1 - x0);
+            }
+            tp += gp;
+            fp += gn;
+        }
+        let mcclish = if max_fpr == 1.0 {
+            normalized(full.total(), np, RankRange::from_fpr(0.0, 1.0, nn)?)
+        } else {
+            let area = (area / max_fpr).clamp(0.0, 1.0) * max_fpr;
+            let (min_area, max_area) = (0.5 * max_fpr * max_fpr, max_fpr);
+            (0.5 * (1.0 + (area - min_area) / (max_area - min_area))).clamp(0.0, 1.0)
+        };
+        Ok(ColumnFigures {
+            delong: DeLong::from_components(v10, v01),
+            pauc: normalized(sum.total(), np, range),
+            mcclish,
+            two_way: two.value(),
+        })
+    }
+}
+
+/// An order-preserving integer key of a finite score: `a < b` as scores (with `-0.0 = 0.0`)
+/// exactly when `order_key(a) < order_key(b)`.
+#[inline]
+fn order_key(s: f64) -> u64 {
+    let bits = (s + 0.0).to_bits(); // -0.0 becomes 0.0
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// One resample's walk down a sorted column: our pAUC's credit sum and, when asked, LibAUC's
+/// two-way pAUC, fed each group's counts of drawn positives and negatives; the walk stops once
+/// neither can change.
+#[inline]
+pub(crate) fn walk<C: Copy + Default + Into<u64>>(
+    order: &[u32],
+    counts: &[C],
+    positives: usize,
+    sum: &mut CreditSum,
+    mut two: Option<&mut KeptPairs>,
+) {
+    const CHUNK: usize = 2048;
+    let (mut pauc_open, mut two_open) = (true, two.is_some());
+    // The group's draws, and its draws of negatives (without a branch on the class, which
+    // alternates unpredictably along the sorted column).
+    let (mut all, mut neg) = (0u64, 0u64);
+    // The counts of a chunk are gathered first, in a loop without branches, so that their
+    // scattered loads overlap instead of waiting behind the groups' branches.
+    let mut gathered = [C::default(); CHUNK];
+    'walk: for chunk in order.chunks(CHUNK) {
+        for (g, &e) in gathered.iter_mut().zip(chunk) {
+            *g = counts[(e & !LAST) as usize];
+        }
+        for (&g, &e) in gathered.iter().zip(chunk) {
+            let c: u64 = g.into();
+            all += c;
+            neg += c & 0u64.wrapping_sub(u64::from((e & !LAST) as usize >= positives));
+            if e & LAST != 0 {
+                if all > 0 {
+                    if pauc_open {
+                        pauc_open = sum.push(all - neg, neg);
+                    }
+                    if let Some(t) = two.as_deref_mut().filter(|_| two_open) {
+                        two_open = t.push(all - neg, neg);
+                    }
+                    if !pauc_open && !two_open {
+                        break 'walk;
+                    }
+                }
+                (all, neg) = (0, 0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::order::{ascending, descending};
+
+    #[test]
+    fn the_integer_key_orders_as_the_scores_do() {
+        let v = [-3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, f64::MAX, f64::MIN];
+        for a in v {
+            for b in v {
+                assert_eq!(
+                    order_key(a).cmp(&order_key(b)),
+                    ascending(&a, &b),
+                    "{a} vs {b}"
+                );
+                assert_eq!(order_key(b).cmp(&order_key(a)), descending(&a, &b));
+            }
+        }
+    }
+}
