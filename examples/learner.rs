@@ -58,8 +58,62 @@ struct Args {
     resume_from: Option<usize>,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
+/// The Learner's checkpoint files of `epoch` in `out` (burn-train's default checkpointers write
+/// `checkpoint/model-E.bpk` and `checkpoint/optim-E.bpk`), checked before burn-train is handed
+/// the epoch (it unwraps a missing file).
+fn check_checkpoint(out: &std::path::Path, epoch: usize) -> Result<(), String> {
+    let dir = out.join("checkpoint");
+    let missing: Vec<String> = ["model", "optim"]
+        .iter()
+        .map(|name| dir.join(format!("{name}-{epoch}.bpk")))
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut saved: Vec<usize> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.strip_prefix("model-")?
+                .strip_suffix(".bpk")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    saved.sort_unstable();
+    let found = if saved.is_empty() {
+        format!("{} holds none", dir.display())
+    } else {
+        let list: Vec<String> = saved.iter().map(usize::to_string).collect();
+        format!("epochs saved: {}", list.join(", "))
+    };
+    Err(format!(
+        "--resume-from {epoch}: no checkpoint of epoch {epoch} ({} missing; {found})",
+        missing.join(", ")
+    ))
+}
+
+fn main() -> std::process::ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    // Checked before burn-train gets them: it panics on a missing checkpoint and on an output
+    // path that is a file.
+    rankrisk::experiments::paths::check_folder(&args.out, "--out")?;
+    if let Some(epoch) = args.resume_from {
+        check_checkpoint(&args.out, epoch)?;
+    }
     let device = autodiff_device(args.devices.first().copied().unwrap_or(args.backend))?;
     let train = Arc::new(read_mnist_style(&args.data_dir, true)?.binary(&[6])?);
     let test = Arc::new(read_mnist_style(&args.data_dir, false)?.binary(&[6])?);

@@ -915,8 +915,9 @@ mod train_config {
         folders.dedup();
         assert_eq!(folders.len(), 6);
         // A grid over a list key is a list of lists; the runs of a config keep their groups.
+        // (Each run in a folder of its own: the second may not write into the grid's.)
         let text = "[[run]]\ntask = \"long-tailed\"\npositive = [[3], [3, 5]]\n\
-                    [[run]]\ntask = \"long-tailed\"\nmethod = \"ce\"\n";
+                    [[run]]\ntask = \"long-tailed\"\nmethod = \"ce\"\nout = \"o2\"\n";
         let plan = parse_plan(text, false, "g").unwrap();
         assert_eq!(plan.len(), 3);
         let Run::LongTailed(a) = &plan[1].run else {

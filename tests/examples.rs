@@ -987,3 +987,69 @@ fn many_training_steps_on_wgpu_agree_with_flex() {
         );
     }
 }
+
+/// The learner example checks its `--out` and `--resume-from` before burn-train gets them
+/// (issue 54: burn-train unwrapped a missing checkpoint, and a file as the output path failed
+/// in its log set-up, both with a panic trace and exit 101).
+#[test]
+fn the_learner_example_refuses_a_missing_checkpoint_and_a_file_as_its_folder() {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/learner");
+    let dir = scratch("learner-checks");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let empty = dir.join("empty");
+    let new = dir.join("new");
+    std::fs::create_dir_all(empty.join("checkpoint")).unwrap();
+    std::fs::write(empty.join("checkpoint/model-1.bpk"), "").unwrap();
+    std::fs::write(empty.join("checkpoint/optim-1.bpk"), "").unwrap();
+    let cases: [(Vec<&std::ffi::OsStr>, &str); 3] = [
+        (
+            vec!["--out".as_ref(), file.as_os_str()],
+            "is a file, not a folder",
+        ),
+        (
+            vec![
+                "--out".as_ref(),
+                empty.as_os_str(),
+                "--resume-from".as_ref(),
+                "3".as_ref(),
+            ],
+            "--resume-from 3: no checkpoint of epoch 3",
+        ),
+        (
+            vec![
+                "--out".as_ref(),
+                new.as_os_str(),
+                "--resume-from".as_ref(),
+                "1".as_ref(),
+            ],
+            "holds none",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = Command::new(&bin)
+            .args(&args)
+            .args(["--data-dir", "/nonexistent"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // A saved epoch is let through to the data (which is missing here).
+    let out = Command::new(&bin)
+        .args(["--resume-from", "1", "--data-dir", "/nonexistent", "--out"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("checkpoint"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

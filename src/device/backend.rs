@@ -94,7 +94,8 @@ impl BackendKind {
     /// The backend named by `BURN_DEVICE`, `Ok(None)` when the variable is unset or empty.
     ///
     /// # Errors
-    /// [`BackendError::UnknownInEnv`] when the variable names no compiled backend.
+    /// [`BackendError::UnknownInEnv`] when the variable names no backend,
+    /// [`BackendError::InEnv`] when it names one this build cannot open.
     pub fn from_env() -> Result<Option<BackendKind>, BackendError> {
         let value = match USER_BACKEND_ENV.get() {
             Some(kept) => kept.clone().ok_or(std::env::VarError::NotPresent),
@@ -103,7 +104,10 @@ impl BackendKind {
         match value {
             Ok(value) if !value.trim().is_empty() => value.parse().map(Some).map_err(|e| match e {
                 BackendError::UnknownBackend(v) => BackendError::UnknownInEnv(v),
-                other => other,
+                other => BackendError::InEnv {
+                    value,
+                    message: other.to_string(),
+                },
             }),
             _ => Ok(None),
         }
@@ -175,8 +179,11 @@ impl FromStr for BackendKind {
 ///
 /// # Errors
 /// [`BackendError::NoWgpuAdapter`] when wgpu sees no adapter or cannot open the one it picked;
-/// the message names the adapters it did see.
+/// the message names the adapters it did see. [`BackendError::ThreadPool`] when the CPU thread
+/// pool cannot start ([`super::thread_pool::start`]).
 pub fn device(kind: BackendKind) -> Result<Device, BackendError> {
+    // Every backend runs some work on the CPU pool (the objectives' solvers, the data).
+    super::thread_pool::start()?;
     match kind {
         #[allow(deprecated)] // ndarray stays a supported CPU backend in rankrisk
         BackendKind::Ndarray => Ok(Device::ndarray()),

@@ -44,6 +44,14 @@ pub enum BackendError {
     /// `BURN_DEVICE` names none of the compiled backends.
     #[error("BURN_DEVICE: unknown backend '{0}': expected one of wgpu, ndarray, flex")]
     UnknownInEnv(String),
+    /// `BURN_DEVICE` names a backend this build cannot open (not compiled, a bad index).
+    #[error("BURN_DEVICE={value}: {message}")]
+    InEnv {
+        /// The variable's value.
+        value: String,
+        /// Why it cannot be opened.
+        message: String,
+    },
     /// wgpu could not open a device.
     #[error(
         "wgpu found no usable adapter ({reason}); adapters seen: {seen}. On a machine without a \
@@ -67,5 +75,13 @@ pub enum BackendError {
     OpenGlOnly {
         /// The adapters wgpu enumerated, formatted for the message.
         seen: String,
+    },
+    /// The CPU thread pool could not be started.
+    #[error("the CPU thread pool ({setting}): {message}")]
+    ThreadPool {
+        /// What set the pool's size (`RAYON_NUM_THREADS=...`, or one per core).
+        setting: String,
+        /// Why it could not start.
+        message: String,
     },
 }

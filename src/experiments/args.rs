@@ -13,6 +13,7 @@ use crate::tasks::chexpert::ChexpertTask;
 use crate::tasks::long_tailed::{LongTailedTask, LtData};
 use crate::tasks::tabular::TabularTask;
 use crate::tasks::{ImageTask, TaskError};
+use crate::train::run::config::finite_f64;
 use crate::train::run::{RunConfig, RunSummary};
 
 /// The flags of an image task: the task, the run's settings and the output folder.
@@ -77,7 +78,7 @@ pub struct LongTailedArgs {
     pub positive: Vec<u16>,
     /// Imbalance factor of the long-tailed profile (the rarest class keeps this share of the
     /// most frequent one; 1 keeps every image).
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = finite_f64)]
     pub imbalance: f64,
     /// Keep at most this many training images (evenly spaced, so the class profile stays;
     /// 0 = all), for quick runs.
@@ -186,20 +187,20 @@ pub struct TabularArgs {
     )]
     pub sets: Vec<String>,
     /// Share of each set used for training; the rest is the test set.
-    #[arg(long, default_value_t = 0.6)]
+    #[arg(long, default_value_t = 0.6, value_parser = finite_f64)]
     pub train_share: f64,
     /// CVaR level q of the second ADMM objective (at q = 0.5 the optimum on phoneme and
     /// titanic is w = 0, test AUC 0.5).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, value_parser = finite_f64)]
     pub q: f64,
     /// Strength mu of the squared l2 regularizer (mu/2 ||w||^2).
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = finite_f64)]
     pub mu: f64,
     /// FPR range start of AGD-SBCD and of the test pAUC.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = finite_f64)]
     pub alpha: f64,
     /// FPR range end.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = finite_f64)]
     pub beta: f64,
     /// AGD-SBCD outer iterations (T_k = 50 (k+1)^2 SBCD steps each; 5 and 10 give the same
     /// test AUC to 0.003 on these sets, 10 takes 7x longer).

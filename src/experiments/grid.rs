@@ -23,17 +23,49 @@ pub type GridPoint = Vec<(String, Value)>;
 /// A run table with one value per key, and the grid point it stands for.
 pub type PointTable = (Map<String, Value>, GridPoint);
 
+/// The most grid points (trainings) one config expands to.
+pub const MAX_POINTS: usize = 1000;
+
 /// Split a run's table into the tables of its grid points. `takes_list(key)` says whether the
 /// key's flag takes a comma list (so that a list of scalars is its one value, not an axis). A
-/// table without axes gives itself with an empty point.
+/// table without axes gives itself with an empty point. The points are counted before they
+/// are made: more than `room` (what [`MAX_POINTS`] leaves to this table) is refused.
 ///
 /// # Errors
 /// A message naming the key for an empty axis, an axis over `task` or `out`, or a grid over a
-/// list key written with scalars.
+/// list key written with scalars; a message with the axes and the count for a grid of more
+/// than `room` points.
 pub fn expand(
     table: &Map<String, Value>,
     takes_list: impl Fn(&str) -> bool,
+    room: usize,
 ) -> Result<Vec<PointTable>, ExperimentError> {
+    let axes: Vec<(&String, usize)> = table
+        .iter()
+        .filter_map(|(key, value)| match value {
+            Value::Array(items) if !takes_list(key) || items.iter().any(Value::is_array) => {
+                Some((key, items.len()))
+            }
+            _ => None,
+        })
+        .collect();
+    let count = axes
+        .iter()
+        .try_fold(1usize, |n, (_, len)| n.checked_mul(*len));
+    if count.is_none_or(|n| n > room) {
+        let product = axes
+            .iter()
+            .map(|(key, len)| format!("`{key}` ({len} values)"))
+            .collect::<Vec<_>>()
+            .join(" x ");
+        let count = count.map_or("more than 2^64".to_string(), |n| n.to_string());
+        return Err(format!(
+            "the grid {product} makes {count} points (trainings); a config holds at most \
+             {MAX_POINTS} in all ({room} left for this run): make the lists shorter or split \
+             the grid"
+        )
+        .into());
+    }
     let mut points = vec![(table.clone(), GridPoint::new())];
     for (key, value) in table {
         let Value::Array(items) = value else {
@@ -72,24 +104,40 @@ pub fn expand(
     Ok(points)
 }
 
-/// A grid value as written in folder names and tables: `0.1`, `sbcd`, `3+5` for a list.
+/// `text` with every byte but ASCII letters, digits, `.`, `_` and `-` written as `%XX`, so that
+/// a value's folder name holds no path separator and no two values share one (`a/b` is
+/// `a%2Fb`, `a_b` stays `a_b`).
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A grid value as written in folder names and tables: `0.1`, `sbcd`, `3+5` for a list, each
+/// scalar [`escaped`] (so `+` inside a value is `%2B` and never reads as a list).
 fn show(value: &Value) -> String {
     match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => escaped(s),
         Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join("+"),
-        other => other.to_string(),
+        other => escaped(&other.to_string()),
     }
 }
 
 /// The point as `key=value` pairs joined by commas (`gamma_scale=2000,lr=0.1`): its folder
-/// name under the run's `out` and its label in tables.
+/// name under the run's `out` and its label in tables. Two different points of one grid never
+/// get one label: the keys are the grid's axes in order and every value is [`escaped`].
 pub fn label(point: &GridPoint) -> String {
     point
         .iter()
         .map(|(k, v)| format!("{}={}", k.replace('-', "_"), show(v)))
         .collect::<Vec<_>>()
         .join(",")
-        .replace(['/', '\\'], "_")
 }
 
 /// The output folder of a grid point: the run's `out` joined with the point's label.
@@ -189,4 +237,56 @@ pub fn save(dir: &Path, runs: &[GridRun], chosen: Option<usize>) -> Result<(), E
     let json = dir.join("grid.json");
     let text = serde_json::to_string_pretty(&rows(runs, chosen)).map_err(|e| err(&json, &e))?;
     Ok(std::fs::write(&json, text).map_err(|e| err(&json, &e))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_of_different_points_differ_and_hold_no_separator() {
+        let point = |v: Value| vec![("init_model".to_string(), v)];
+        let values = [
+            Value::from("runs/a/best.bpk"),
+            Value::from("runs/a_best.bpk"),
+            Value::from("runs\\a/best.bpk"),
+            Value::from("a+b"),
+            serde_json::json!(["a", "b"]),
+            Value::from("a%2Fb"),
+            Value::from("a/b"),
+            Value::from(0.1),
+        ];
+        let labels: Vec<String> = values.iter().map(|v| label(&point(v.clone()))).collect();
+        for (i, a) in labels.iter().enumerate() {
+            assert!(!a.contains('/') && !a.contains('\\'), "{a}");
+            for b in &labels[..i] {
+                assert_ne!(a, b);
+            }
+        }
+        let plain = vec![
+            ("gamma_scale".to_string(), Value::from(2000)),
+            ("lr".to_string(), Value::from(0.1)),
+        ];
+        assert_eq!(label(&plain), "gamma_scale=2000,lr=0.1");
+        // The number 0.1 and the text "0.1" are one flag value, so one run and one label.
+        assert_eq!(
+            label(&point(Value::from("0.1"))),
+            label(&point(Value::from(0.1)))
+        );
+    }
+
+    #[test]
+    fn a_grid_is_counted_before_it_is_made() {
+        let table: Map<String, Value> = serde_json::from_str(
+            r#"{"task": "long-tailed", "lr": [1, 2, 3], "gamma_scale": [1, 2], "positive": [3]}"#,
+        )
+        .unwrap();
+        let list = |k: &str| k == "positive";
+        assert_eq!(expand(&table, list, 6).unwrap().len(), 6);
+        let e = expand(&table, list, 5).unwrap_err().to_string();
+        assert!(
+            e.contains("`gamma_scale` (2 values) x `lr` (3 values) makes 6 points"),
+            "{e}"
+        );
+    }
 }

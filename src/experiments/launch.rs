@@ -143,7 +143,13 @@ pub fn run_example(run: Run) -> std::process::ExitCode {
         Run::Chexpert(a) => Some(a.out.clone()),
         Run::Tabular(_) => None,
     };
-    let result = run_one(&run).and_then(|rows| {
+    // The folder first, named as the example's flag (`--out`): a file there is refused here,
+    // not by the run lock inside it.
+    let checked = match &out {
+        Some(out) => super::paths::check_folder(out, "--out"),
+        None => Ok(()),
+    };
+    let result = checked.and_then(|()| run_one(&run)).and_then(|rows| {
         let table = markdown(&rows);
         let mut stdout = std::io::stdout().lock();
         let mut text = table.strip_suffix('\n').unwrap_or(&table).to_string();

@@ -1,6 +1,7 @@
 //! Runs as the command line and the examples describe them, above the tasks: each kind of
 //! run's settings as one type (clap's flags, which are also a config file's keys: [`args`]),
-//! config files with their grids ([`plan`], [`grid`]), one run's launch with its checks and
+//! config files with their grids ([`plan`], [`grid`]) and a folder of its own for every run
+//! ([`folders`]), one run's launch with its checks and
 //! saved config ([`launch`]), the linear fits of `rankrisk fit-linear` and `fit-pauc` with
 //! their reports ([`fit_linear`], [`fit_pauc`], [`fit_pdprox`], [`linear_data`]), and the
 //! smoke run ([`smoke`]). The binary `rankrisk` adds the subcommands and their printing.
@@ -13,6 +14,7 @@ pub mod args;
 pub mod fit_linear;
 pub mod fit_pauc;
 pub mod fit_pdprox;
+pub mod folders;
 pub mod grid;
 pub mod launch;
 pub mod linear_data;

@@ -17,6 +17,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::folders;
 use super::grid::{self, GridPoint};
 
 use crate::experiments::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
@@ -115,8 +116,31 @@ pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, 
     let mut plan = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         let at = format!("{origin}: run {}", i + 1);
-        plan.extend(plan_table(t, i).map_err(|e| format!("{at}: {e}"))?);
+        let room = grid::MAX_POINTS - plan.len();
+        plan.extend(plan_table(t, i, room).map_err(|e| format!("{at}: {e}"))?);
     }
+    let labels: Vec<Option<String>> = plan
+        .iter()
+        .map(|p| p.grid.as_ref().map(|m| grid::label(&m.point)))
+        .collect();
+    let outputs: Vec<folders::Output<'_>> = plan
+        .iter()
+        .zip(&labels)
+        .filter_map(|(p, label)| {
+            let out = match &p.run {
+                Run::LongTailed(a) => &a.out,
+                Run::Chexpert(a) => &a.out,
+                Run::Tabular(_) => return None,
+            };
+            let grid = p.grid.as_ref().zip(label.clone());
+            Some(folders::Output {
+                out,
+                table: p.table,
+                grid: grid.map(|(m, l)| (m.group, m.out.as_path(), l)),
+            })
+        })
+        .collect();
+    folders::check_distinct(&outputs).map_err(|e| format!("{origin}: {e}"))?;
     Ok(plan)
 }
 
@@ -164,7 +188,7 @@ fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
 }
 
 /// The planned runs of one run table (`group` is its index in the config).
-fn plan_table(table: &Value, group: usize) -> Result<Vec<Planned>, String> {
+fn plan_table(table: &Value, group: usize, room: usize) -> Result<Vec<Planned>, String> {
     let Value::Object(map) = table else {
         return Err("expected a table of settings".into());
     };
@@ -172,7 +196,7 @@ fn plan_table(table: &Value, group: usize) -> Result<Vec<Planned>, String> {
         Some(Value::String(t)) => t.clone(),
         _ => return Err("no `task` key (long-tailed, chexpert or tabular)".into()),
     };
-    let points = grid::expand(map, |key| takes_list(&task, key))?;
+    let points = grid::expand(map, |key| takes_list(&task, key), room)?;
     let mut plan = Vec::new();
     for (table, point) in points {
         let mut run = OneRun::try_parse_from(to_argv(&task, &table)?)
@@ -324,12 +348,16 @@ pub fn resolve(run: &mut Run) -> Result<(), ExperimentError> {
         Run::Chexpert(a) => &mut a.training,
         Run::Tabular(_) => return Ok(()),
     };
-    training.backend.backend = Some(
-        training
-            .backend
-            .resolve()
-            .map_err(|e| format!("backend: {e}"))?,
-    );
+    // Named as what set it: the `backend` key (the flag), or the variable, whose errors name
+    // it themselves.
+    let from_key = training.backend.backend.is_some();
+    training.backend.backend = Some(training.backend.resolve().map_err(|e| {
+        if from_key {
+            format!("backend: {e}")
+        } else {
+            e.to_string()
+        }
+    })?);
     *training = training.clone().resolved();
     // Every run of a config is checked before the first one trains.
     Ok(training.validate().map_err(|e| e.to_string())?)

@@ -38,6 +38,16 @@ pub enum TaskError {
         /// What the metric reported.
         source: MetricError,
     },
+    /// One split of a task's data (training, validation, test) refused.
+    #[error("the {split} split ({images} images): {source}")]
+    Split {
+        /// Which split.
+        split: &'static str,
+        /// Its size.
+        images: usize,
+        /// What the data reported (boxed: the error type stays small).
+        source: Box<DataError>,
+    },
     /// A task setting outside its range (named as the flag or config key without `--`).
     #[error("{key}: {message}")]
     Setting {

@@ -234,10 +234,20 @@ impl ImageTask for LongTailedTask {
         let batcher = |set: ImageSet| -> Result<ImageBatcher, DataError> {
             ImageBatcher::new(Arc::new(set.binary(&positive)?), &mean, &std)
         };
+        // Each split named in its errors (the validation split is cut from the training set
+        // and would otherwise carry its name).
+        let split = |split: &'static str, set: ImageSet| {
+            let images = set.len();
+            batcher(set).map_err(|e| TaskError::Split {
+                split,
+                images,
+                source: Box::new(e),
+            })
+        };
         Ok(TaskSets {
-            train: batcher(train_all.subset(&tr))?,
-            val: batcher(train_all.subset(&va))?,
-            test: batcher(test_all.subset(&test_idx))?,
+            train: split("training", train_all.subset(&tr))?,
+            val: split("validation", train_all.subset(&va))?,
+            test: split("test", test_all.subset(&test_idx))?,
         })
     }
 

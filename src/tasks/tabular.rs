@@ -166,11 +166,28 @@ impl TabularTask {
     pub fn parts(&self, name: &str) -> Result<(Tabular, Tabular), TaskError> {
         let mut all = load_builtin(name)?;
         all.standardize();
-        let mut parts = all.split(&[self.train_share, 1.0 - self.train_share], self.seed)?;
+        // A share that leaves a part empty or of one class is the setting's fault: named so.
+        let share = |e: &dyn std::fmt::Display| TaskError::Setting {
+            key: "train_share",
+            message: format!(
+                "{} of {name}'s {} rows for training leaves {e}; take a share nearer 0.5",
+                self.train_share,
+                all.n()
+            ),
+        };
+        let mut parts = all
+            .split(&[self.train_share, 1.0 - self.train_share], self.seed)
+            .map_err(|e| share(&e))?;
         let test = parts.pop().expect("two shares give two parts");
         let train = parts.pop().expect("two shares give two parts");
-        train.require_both_classes()?;
-        test.require_both_classes()?;
+        for (part, set) in [("the training part", &train), ("the test part", &test)] {
+            set.require_both_classes().map_err(|e| {
+                share(&format!(
+                    "{part} ({} rows) without both classes: {e}",
+                    set.n()
+                ))
+            })?;
+        }
         Ok((train, test))
     }
 

@@ -65,19 +65,33 @@ impl StateVectors {
     /// The vectors back (after a record was loaded into the module).
     ///
     /// # Errors
-    /// [`RecordMismatch`] when a vector is not `f64` (a record written with another dtype).
+    /// [`RecordMismatch`] when a vector is not `f64` (a record written with another dtype) or
+    /// holds a value that is not finite.
     pub(crate) fn values(&self, objective: &'static str) -> Result<State, RecordMismatch> {
         self.entries
             .iter()
             .map(|(name, p)| {
-                p.val()
+                let v = p
+                    .val()
                     .into_data()
                     .try_to_vec::<f64>()
-                    .map(|v| (*name, v))
                     .map_err(|e| RecordMismatch {
                         objective,
                         message: format!("`{name}` is not f64: {e:?}"),
-                    })
+                    })?;
+                // A state that is not finite cannot continue a run: refused here, not blamed on
+                // the training steps after it.
+                match v.iter().position(|x| !x.is_finite()) {
+                    Some(i) => Err(RecordMismatch {
+                        objective,
+                        message: format!(
+                            "`{name}`[{i}] is {}: the saved state is not finite (a record of a \
+                             run that diverged, or a damaged file)",
+                            v[i]
+                        ),
+                    }),
+                    None => Ok((*name, v)),
+                }
             })
             .collect()
     }
@@ -107,9 +121,23 @@ impl StateVectors {
 /// The states of several objectives (one per task of a multi-label run; one for a binary
 /// run) as one record, each under its index (`0.sopa_thresholds`, `1.sopa_thresholds`, ...):
 /// what the run driver's checkpoints save as `objective.bpk`.
-pub(crate) fn states_record(states: &[State]) -> ModuleRecord {
-    let modules: Vec<StateVectors> = states.iter().map(|s| StateVectors::of(s)).collect();
+///
+/// With `id`, one more entry after the states holds it (`CHECKPOINT_ID`, the id as two exact
+/// 32-bit halves), so that the record loads only with the same id.
+pub(crate) fn states_record(states: &[State], id: Option<u64>) -> ModuleRecord {
+    let mut modules: Vec<StateVectors> = states.iter().map(|s| StateVectors::of(s)).collect();
+    if let Some(id) = id {
+        modules.push(StateVectors::of(&[(CHECKPOINT_ID, id_halves(id))]));
+    }
     modules.into_record()
+}
+
+/// The name of the checkpoint id's entry in a run's `objective.bpk`.
+const CHECKPOINT_ID: &str = "checkpoint_id";
+
+/// `id` as two `f64`s, each an exact 32-bit half.
+fn id_halves(id: u64) -> Vec<f64> {
+    vec![(id >> 32) as f64, (id & 0xffff_ffff) as f64]
 }
 
 /// Load `record` (of [`states_record`]) against the `current` states, which give the names
@@ -122,8 +150,13 @@ pub(crate) fn load_states(
     current: &[State],
     objective: &'static str,
     record: ModuleRecord,
+    id: Option<u64>,
 ) -> Result<Vec<State>, RecordMismatch> {
-    let modules: Vec<StateVectors> = current.iter().map(|s| StateVectors::of(s)).collect();
+    let mut modules: Vec<StateVectors> = current.iter().map(|s| StateVectors::of(s)).collect();
+    if let Some(id) = id {
+        // Any id: the saved one is read back and compared below.
+        modules.push(StateVectors::of(&[(CHECKPOINT_ID, id_halves(!id))]));
+    }
     let loaded = modules
         .try_load_record(record)
         .map_err(|e| RecordMismatch {
@@ -133,6 +166,24 @@ pub(crate) fn load_states(
                 record_detail(&e.to_string())
             ),
         })?;
+    let mut loaded = loaded;
+    if let Some(id) = id {
+        let saved = loaded.pop().map(|m| m.values(objective)).transpose()?;
+        let want = id_halves(id);
+        let found = saved
+            .as_ref()
+            .and_then(|s| s.first())
+            .map(|(_, v)| v.clone());
+        if found.as_ref() != Some(&want) {
+            return Err(RecordMismatch {
+                objective,
+                message: "it was written with another checkpoint (its checkpoint id differs from \
+                          the state file's): an objective.bpk copied from another run or another \
+                          save; restore the checkpoint's own objective.bpk, or start the run again"
+                    .into(),
+            });
+        }
+    }
     if loaded.len() != current.len() {
         return Err(RecordMismatch {
             objective,
@@ -210,3 +261,37 @@ impl ModuleDisplayDefault for StateVectors {
 }
 
 impl ModuleDisplay for StateVectors {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_loads_only_with_its_checkpoint_id_and_finite_values() {
+        let state: State = vec![("thresholds", vec![0.5, -1.0]), ("step", vec![3.0])];
+        let current = [state.clone()];
+        let record = states_record(&current, Some(0xdead_beef_0123_4567));
+        let back = load_states(
+            &current,
+            "SOPA",
+            record.clone(),
+            Some(0xdead_beef_0123_4567),
+        );
+        assert_eq!(back.unwrap(), vec![state.clone()]);
+        let other = load_states(&current, "SOPA", record, Some(0xdead_beef_0123_4568));
+        let e = other.unwrap_err();
+        assert!(e.message.contains("another checkpoint"), "{e:?}");
+        // An unbound record (written before ids) does not load as a bound one.
+        let unbound = states_record(&current, None);
+        assert!(load_states(&current, "SOPA", unbound.clone(), Some(1)).is_err());
+        assert!(load_states(&current, "SOPA", unbound, None).is_ok());
+        // A value that is not finite is refused, naming the vector and the index.
+        for bad in [f64::NAN, f64::INFINITY] {
+            let diverged = [vec![("thresholds", vec![0.5, bad]), ("step", vec![3.0])]];
+            let record = states_record(&diverged, Some(9));
+            let e = load_states(&current, "SOPA", record, Some(9)).unwrap_err();
+            assert!(e.message.contains("`thresholds`[1]"), "{e:?}");
+            assert!(e.message.contains("not finite"), "{e:?}");
+        }
+    }
+}

@@ -243,6 +243,31 @@ fn corrupted_or_non_finite_checkpoints_are_refused() {
         &rankrisk(&["eval", out.to_str().unwrap()]),
         &["corrupted", "best.bpk.crc32"],
     );
+    // The objective.bpk of another run (same settings, checksum file and all), copied in:
+    // its checkpoint id is not this checkpoint's.
+    let other = dir.join("other");
+    ok(&rankrisk(&[
+        "train",
+        config(&dir, "other", &other, &[("seed", "7".into())])
+            .to_str()
+            .unwrap(),
+    ]));
+    let out = fresh("foreign-objective");
+    for file in ["objective.bpk", "objective.bpk.crc32"] {
+        std::fs::copy(
+            other.join("checkpoint").join(file),
+            out.join("checkpoint").join(file),
+        )
+        .unwrap();
+    }
+    refused(
+        &resume(&out),
+        &[
+            "objective.bpk",
+            "another checkpoint",
+            "copied from another run",
+        ],
+    );
     // NaN weights with a matching checksum (a diverged model saved, or an edited file).
     let out = fresh("nan");
     let best = out.join("best.bpk");

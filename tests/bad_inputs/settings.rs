@@ -689,3 +689,142 @@ fn a_json_report_never_replaces_an_input_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is the input file"));
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn a_thread_pool_that_cannot_start_is_an_error_naming_the_variable() {
+    let dir = scratch("threads");
+    let smoke = ["smoke", "--backend", "flex"];
+    for (value, needle) in [
+        ("abc", "RAYON_NUM_THREADS=abc): not a number of threads"),
+        (
+            "1000000",
+            "RAYON_NUM_THREADS=1000000): more than 64 threads per core",
+        ),
+    ] {
+        run(
+            &case("RAYON_NUM_THREADS", &smoke, &[needle]).env("RAYON_NUM_THREADS", value),
+            &dir,
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn runs_that_would_share_a_folder_and_unbounded_grids_are_refused_before_any_run() {
+    let dir = scratch("folders");
+    let train = |file: &'static str| -> Vec<&'static str> {
+        vec!["train", "--dry-run", leak(format!("{{dir}}/{file}"))]
+    };
+    let lr_1001: String = (0..1001)
+        .map(|k| format!("{}, ", 1e-4 * (k + 1) as f64))
+        .collect();
+    let many = leak(format!("task = \"long-tailed\"\nlr = [{lr_1001}]\n"));
+    let hundreds: String = (0..1000).map(|k| format!("{k}.5, ")).collect();
+    let product = leak(format!(
+        "task = \"long-tailed\"\nlr = [{hundreds}]\ngamma_scale = [{hundreds}]\n"
+    ));
+    let cases: Vec<Case> = vec![
+        case(
+            "two runs, one out",
+            &train("same.toml"),
+            &["run 1 and run 2: both write to", "an `out` folder of its own"],
+        )
+        .file(
+            "same.toml",
+            "[[run]]\ntask = \"long-tailed\"\nout = \"o/x\"\n[[run]]\ntask = \"long-tailed\"\nmethod = \"sopa\"\nout = \"o/./y/../x\"\n",
+        ),
+        case(
+            "a run inside another's folder",
+            &train("inside.toml"),
+            &["run 2 writes inside the folder of run 1"],
+        )
+        .file(
+            "inside.toml",
+            "[[run]]\ntask = \"long-tailed\"\nout = \"o/x\"\n[[run]]\ntask = \"long-tailed\"\nout = \"o/x/sub\"\n",
+        ),
+        case(
+            "a run in a grid's folder",
+            &train("gridrun.toml"),
+            &["run 1's grid and run 2: both write to"],
+        )
+        .file(
+            "gridrun.toml",
+            "[[run]]\ntask = \"long-tailed\"\nout = \"o/g\"\nlr = [0.1, 0.2]\n[[run]]\ntask = \"long-tailed\"\nout = \"o/g\"\n",
+        ),
+        case(
+            "a grid of 1001 points",
+            &train("many.toml"),
+            &["run 1: the grid `lr` (1001 values) makes 1001 points", "at most 1000"],
+        )
+        .file("many.toml", many),
+        case(
+            "a grid of a million points",
+            &train("product.toml"),
+            &["`gamma_scale` (1000 values) x `lr` (1000 values) makes 1000000 points"],
+        )
+        .file("product.toml", product),
+        case(
+            "a NaN given as text",
+            &train("nu.toml"),
+            &["run 1", "asgda", "every float setting is a finite number"],
+        )
+        .file("nu.toml", "task = \"long-tailed\"\nmethod = \"pauci\"\nasgda_nu = \"nan\"\n"),
+        case(
+            "an ASGDA setting under the SGDA solver",
+            &train("k.toml"),
+            &["run 1: asgda_k: must be > 0 and finite, got 0"],
+        )
+        .file("k.toml", "task = \"long-tailed\"\nmethod = \"pauci\"\nasgda_k = 0\n"),
+        case(
+            "BURN_DEVICE names a backend this build cannot open",
+            &train("env.toml"),
+            &["BURN_DEVICE=cuda:abc"],
+        )
+        .file("env.toml", "task = \"long-tailed\"\n")
+        .env("BURN_DEVICE", "cuda:abc"),
+        case(
+            "a training share that leaves the test part one-class",
+            &["train", "{dir}/share.toml"],
+            &["train_share: 0.999 of australian's 690 rows", "the test part"],
+        )
+        .file(
+            "share.toml",
+            "task = \"tabular\"\nsets = [\"australian\"]\ntrain_share = 0.999\n",
+        ),
+    ];
+    for c in &cases {
+        run(c, &dir);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_flags_refuse_what_a_saved_config_could_not_read_back() {
+    // `cifar_lt --asgda-nu nan` trained and saved `asgda_nu = nan`, which `rankrisk eval`
+    // then refused; the flag's parser refuses it now (the config is read through it too).
+    let out = rankrisk(&["train", "--dry-run", "/nonexistent.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rankrisk"))
+        .parent()
+        .unwrap()
+        .join("examples/cifar_lt");
+    if bin.is_file() {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--method",
+                "pauci",
+                "--asgda-nu",
+                "nan",
+                "--data-dir",
+                "/nonexistent",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("--asgda-nu") && err.contains("finite number"),
+            "{err}"
+        );
+    }
+}

@@ -108,16 +108,16 @@ pub struct RunConfig {
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// Learning rate (c of AGD-SBCD); default per method ([`RunConfig::lr`]).
-    #[arg(long)]
+    #[arg(long, value_parser = finite_f64)]
     pub lr: Option<f64>,
     /// AGD-SBCD: `T_k = t_scale (k+1)^2` SBCD steps per call (paper: 50).
     #[arg(long, default_value_t = 50)]
     pub t_scale: usize,
     /// AGD-SBCD: `mu = mu_scale / (N+ N-)` (paper: 1e3).
-    #[arg(long, default_value_t = 1e3)]
+    #[arg(long, default_value_t = 1e3, value_parser = finite_f64)]
     pub mu_scale: f64,
     /// AGD-SBCD: `gamma = gamma_scale / (N+ N-)` (paper: tuned in {0.1, 1, 2} x 1e3).
-    #[arg(long, default_value_t = 1e3)]
+    #[arg(long, default_value_t = 1e3, value_parser = finite_f64)]
     pub gamma_scale: f64,
     /// AGD-SBCD: training-mode forward passes after each AGD step that re-estimate the
     /// batch-norm statistics for the new parameters (`refresh_steps` in records written before
@@ -127,7 +127,7 @@ pub struct RunConfig {
     pub bn_refresh: usize,
     /// AGD-SBCD: dual step constant, `theta = c_dual / ((k+1) N-)` (default: the lr c, as
     /// Algorithm 2's schedule).
-    #[arg(long)]
+    #[arg(long, value_parser = finite_f64)]
     #[serde(default)]
     pub c_dual: Option<f64>,
     /// AGD-SBCD: how the duals start (exact: eq. (19) at the initial model; mean: the pair
@@ -146,15 +146,15 @@ pub struct RunConfig {
     pub common_blocks: bool,
     /// SOPA, SOPA-s, SOTA-s: margin of the squared-hinge pair loss on sigmoid scores
     /// (LibAUC's default).
-    #[arg(long, default_value_t = defaults::margin())]
+    #[arg(long, default_value_t = defaults::margin(), value_parser = finite_f64)]
     #[serde(default = "defaults::margin")]
     pub margin: f64,
     /// SOPA: step size of the per-positive thresholds (LibAUC's `eta`).
-    #[arg(long, default_value_t = defaults::sopa_eta())]
+    #[arg(long, default_value_t = defaults::sopa_eta(), value_parser = finite_f64)]
     #[serde(default = "defaults::sopa_eta")]
     pub sopa_eta: f64,
     /// SOPA-s, SOTA-s: KL weight over the negatives (LibAUC's `Lambda`).
-    #[arg(long, default_value_t = defaults::dro_lambda())]
+    #[arg(long, default_value_t = defaults::dro_lambda(), value_parser = finite_f64)]
     #[serde(default = "defaults::dro_lambda")]
     pub dro_lambda: f64,
     /// Clamp every gradient element to [-C, C] before the optimizer's update, as LibAUC's
@@ -171,11 +171,11 @@ pub struct RunConfig {
     )]
     pub grad_clip: Option<f64>,
     /// SOTA-s: KL weight over the positives (LibAUC's `tau`).
-    #[arg(long, default_value_t = defaults::dro_tau())]
+    #[arg(long, default_value_t = defaults::dro_tau(), value_parser = finite_f64)]
     #[serde(default = "defaults::dro_tau")]
     pub dro_tau: f64,
     /// SOPA-s, SOTA-s: moving-average weight of the new batch (LibAUC's `gamma`).
-    #[arg(long, default_value_t = defaults::dro_gamma())]
+    #[arg(long, default_value_t = defaults::dro_gamma(), value_parser = finite_f64)]
     #[serde(default = "defaults::dro_gamma")]
     pub dro_gamma: f64,
     /// The validation figure that picks the best model (`best.bpk`, the summary's `best`):
@@ -187,40 +187,40 @@ pub struct RunConfig {
     /// They train on the lowest-scored `1 - tpr_min` share of the positives (STACO's
     /// `1 - theta_0`, PAUCI's `1 - alpha`); 0 keeps all of them (PAUCI and UPAUCI then train
     /// the one-way pAUC).
-    #[arg(long, default_value_t = defaults::tpr_min())]
+    #[arg(long, default_value_t = defaults::tpr_min(), value_parser = finite_f64)]
     #[serde(default = "defaults::tpr_min")]
     pub tpr_min: f64,
     /// The two-way pAUC's FPR bound (STACO's `theta_1`, PAUCI's `beta`).
-    #[arg(long, default_value_t = defaults::fpr_max())]
+    #[arg(long, default_value_t = defaults::fpr_max(), value_parser = finite_f64)]
     #[serde(default = "defaults::fpr_max")]
     pub fpr_max: f64,
     /// STACO: margin of its squared hinge (LibAUC's `threshold`).
-    #[arg(long, default_value_t = defaults::staco_margin())]
+    #[arg(long, default_value_t = defaults::staco_margin(), value_parser = finite_f64)]
     #[serde(default = "defaults::staco_margin")]
     pub staco_margin: f64,
     /// STACO: step size of the per-positive duals (LibAUC's `alpha`).
-    #[arg(long, default_value_t = defaults::staco_alpha())]
+    #[arg(long, default_value_t = defaults::staco_alpha(), value_parser = finite_f64)]
     #[serde(default = "defaults::staco_alpha")]
     pub staco_alpha: f64,
     /// STACO: step size of the per-positive thresholds (LibAUC's `beta_0`).
-    #[arg(long, default_value_t = defaults::staco_beta_0())]
+    #[arg(long, default_value_t = defaults::staco_beta_0(), value_parser = finite_f64)]
     #[serde(default = "defaults::staco_beta_0")]
     pub staco_beta_0: f64,
     /// STACO: step size of the global threshold (LibAUC's `beta_1`).
-    #[arg(long, default_value_t = defaults::staco_beta_1())]
+    #[arg(long, default_value_t = defaults::staco_beta_1(), value_parser = finite_f64)]
     #[serde(default = "defaults::staco_beta_1")]
     pub staco_beta_1: f64,
     /// PAUCI: sharpness of the softplus selection (the released code's `kappa`).
-    #[arg(long, default_value_t = defaults::kappa())]
+    #[arg(long, default_value_t = defaults::kappa(), value_parser = finite_f64)]
     #[serde(default = "defaults::kappa")]
     pub kappa: f64,
     /// PAUCI, UPAUCI: extra concavity `omega` (default [`RunConfig::omega`]: PAUCI 0 as its
     /// released code, UPAUCI 0.1).
-    #[arg(long)]
+    #[arg(long, value_parser = finite_f64)]
     #[serde(default)]
     pub omega: Option<f64>,
     /// PAUCI, UPAUCI: step size of the scalars' projected steps.
-    #[arg(long, default_value_t = defaults::scalar_lr())]
+    #[arg(long, default_value_t = defaults::scalar_lr(), value_parser = finite_f64)]
     #[serde(default = "defaults::scalar_lr")]
     pub scalar_lr: f64,
     /// PAUCI, UPAUCI: the solver (`sgda`, or the paper's `asgda`, twice the gradient
@@ -229,27 +229,27 @@ pub struct RunConfig {
     #[serde(default)]
     pub solver: Solver,
     /// ASGDA: `k` of `eta_t = k / (m + t)^(1/3)`.
-    #[arg(long, default_value_t = defaults::asgda().k)]
+    #[arg(long, default_value_t = defaults::asgda().k, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_k")]
     pub asgda_k: f64,
     /// ASGDA: `m` of `eta_t`.
-    #[arg(long, default_value_t = defaults::asgda().m)]
+    #[arg(long, default_value_t = defaults::asgda().m, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_m")]
     pub asgda_m: f64,
     /// ASGDA: descent size `nu` (the network and the minimized scalars).
-    #[arg(long, default_value_t = defaults::asgda().nu)]
+    #[arg(long, default_value_t = defaults::asgda().nu, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_nu")]
     pub asgda_nu: f64,
     /// ASGDA: ascent size `lambda` (`gamma` and the weights).
-    #[arg(long, default_value_t = defaults::asgda().lambda)]
+    #[arg(long, default_value_t = defaults::asgda().lambda, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_lambda")]
     pub asgda_lambda: f64,
     /// ASGDA: `iota` of the momentum corrections `rho_t = xi_t = iota eta_t^2`.
-    #[arg(long, default_value_t = defaults::asgda().iota_1)]
+    #[arg(long, default_value_t = defaults::asgda().iota_1, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_iota")]
     pub asgda_iota: f64,
     /// UPAUCI: step size of the per-instance weights' projected ascent.
-    #[arg(long, default_value_t = defaults::weights_lr())]
+    #[arg(long, default_value_t = defaults::weights_lr(), value_parser = finite_f64)]
     #[serde(default = "defaults::weights_lr")]
     pub weights_lr: f64,
     /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
@@ -258,10 +258,10 @@ pub struct RunConfig {
     #[serde(default = "defaults::bootstrap")]
     pub bootstrap: usize,
     /// FPR range start.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = finite_f64)]
     pub alpha: f64,
     /// FPR range end.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = finite_f64)]
     pub beta: f64,
     /// The backend.
     #[command(flatten)]
@@ -443,5 +443,21 @@ impl RunConfig {
             .unwrap_or_else(|e| unreachable!("the flags' defaults parse: {e}"));
         (cfg.method, cfg.out) = (method, out);
         cfg.resolved()
+    }
+}
+
+/// The value parser of every float flag (and so of every float key of a config file, which is
+/// read through the flags): a number that is finite, so that what the flags accept is what a
+/// saved `config.toml` reads back.
+///
+/// # Errors
+/// A message with the text for a value that is not a number or not finite.
+pub fn finite_f64(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) => Err(format!(
+            "'{text}' is {v}: every float setting is a finite number"
+        )),
+        Err(e) => Err(format!("'{text}' is not a number ({e})")),
     }
 }

@@ -21,6 +21,11 @@ pub(super) struct LoopState {
     /// the objective's Burn record, `objective.bpk`, and leave this out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) objective: Option<ObjectiveState>,
+    /// A number drawn for each checkpoint save and written into its `objective.bpk` too, so
+    /// that an `objective.bpk` of another run or another save (copied in, checksum and all) is
+    /// refused at load (absent in checkpoints written before 2026-11-27).
+    #[serde(default)]
+    pub(super) checkpoint_id: Option<u64>,
     pub(super) sampler: BatchSampler,
     pub(super) steps_done: usize,
     pub(super) history: Vec<EpochMetrics>,
@@ -32,4 +37,22 @@ pub(super) struct LoopState {
     pub(super) eval_seconds: f64,
     #[serde(default)]
     pub(super) checkpoint_seconds: f64,
+}
+
+/// A fresh checkpoint id: the clock's nanoseconds mixed with the process id and a counter
+/// (splitmix64), different for every save of every run.
+pub(super) fn new_checkpoint_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut z = nanos
+        ^ (u64::from(std::process::id()) << 32)
+        ^ COUNTER
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }

@@ -182,8 +182,9 @@ impl Trainer {
 
     /// The method's state as one Burn record (one entry per task; AGD-SBCD's duals,
     /// iteration and sampler position), what a checkpoint saves as `objective.bpk`.
-    pub fn record(&self) -> ModuleRecord {
-        states_record(&self.states())
+    /// `id` is the checkpoint's id (its state file holds it too): the record is bound to it.
+    pub fn record(&self, id: u64) -> ModuleRecord {
+        states_record(&self.states(), Some(id))
     }
 
     /// The state of every task (named vectors).
@@ -195,18 +196,20 @@ impl Trainer {
         }
     }
 
-    /// Continue from a checkpoint's `objective.bpk`.
+    /// Continue from a checkpoint's `objective.bpk`, which must be bound to the checkpoint's
+    /// `id` (its state file's; `None` for checkpoints written before records were bound).
     ///
     /// # Errors
     /// [`RunError::Train`] naming the method for a record of another method, another number
-    /// of tasks or another training set.
-    pub fn load_record(&mut self, record: ModuleRecord) -> Result<(), RunError> {
+    /// of tasks or another training set, of another checkpoint, or holding a value that is
+    /// not finite.
+    pub fn load_record(&mut self, record: ModuleRecord, id: Option<u64>) -> Result<(), RunError> {
         let name = match self {
             Trainer::Batches(objectives) => objectives.first().map_or("CE", BatchObjective::name),
             Trainer::Sbcd(_) => "AGD-SBCD",
             Trainer::Asgda(run) => run.objective.name(),
         };
-        let saved = load_states(&self.states(), name, record).map_err(TrainError::from)?;
+        let saved = load_states(&self.states(), name, record, id).map_err(TrainError::from)?;
         match self {
             Trainer::Batches(objectives) => {
                 for (o, state) in objectives.iter_mut().zip(saved) {

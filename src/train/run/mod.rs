@@ -190,7 +190,9 @@ fn train_on_worker<M: Scorer>(
         st.eval_seconds += eval_start.elapsed().as_secs_f64();
         let t = Instant::now();
         write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
-        let (dir, record) = (cfg.out.join("checkpoint"), Some(trainer.record()));
+        st.checkpoint_id = Some(loop_state::new_checkpoint_id());
+        let dir = cfg.out.join("checkpoint");
+        let record = st.checkpoint_id.map(|id| trainer.record(id));
         // The second-module slot holds ASGDA's network direction (None for the rest).
         let direction = trainer.direction_module(&model);
         checkpoint::save(&dir, &model, direction.as_ref(), &optim, record, &st)?;
@@ -236,7 +238,7 @@ fn start_or_resume<M: Scorer>(
             checkpoint::load(&ckpt, model, Trainer::optimizer(cfg))?;
         let mut st = loaded.state;
         match (loaded.objective, st.objective.take()) {
-            (Some(record), _) => trainer.load_record(record)?,
+            (Some(record), _) => trainer.load_record(record, st.checkpoint_id)?,
             (None, Some(legacy)) => trainer.restore_legacy(legacy)?,
             (None, None) => {
                 return Err(RunError::Setting {
@@ -264,6 +266,7 @@ fn start_or_resume<M: Scorer>(
         config: cfg.clone(),
         data: Some(data),
         objective: None,
+        checkpoint_id: None,
         sampler: Trainer::sampler(cfg, task_labels)?,
         steps_done: 0,
         history: Vec::new(),

@@ -125,6 +125,21 @@ impl RunConfig {
                 return bad(key, format!("must be >= 0 and finite, got {value}"));
             }
         }
+        // ASGDA's settings are checked whatever the solver, each under its own key, so that a
+        // config that is accepted reads back as it was saved.
+        for (key, value, positive) in [
+            ("asgda_k", self.asgda_k, true),
+            ("asgda_m", self.asgda_m, false),
+            ("asgda_nu", self.asgda_nu, true),
+            ("asgda_lambda", self.asgda_lambda, true),
+            ("asgda_iota", self.asgda_iota, false),
+        ] {
+            let ok = value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 };
+            if !ok {
+                let rule = if positive { "> 0" } else { ">= 0" };
+                return bad(key, format!("must be {rule} and finite, got {value}"));
+            }
+        }
         if self.solver == Solver::Asgda {
             if !matches!(self.method, Method::Pauci | Method::Upauci) {
                 return bad(
