@@ -97,3 +97,17 @@ fn a_fresh_crate_embeds_sopa_saves_its_record_and_continues() {
     assert!(auc > 0.85, "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The README shows the `burn` entry a user's crate needs: it must be the workspace's own
+/// (another feature set makes Cargo build Burn's tree a second time).
+#[test]
+fn the_readmes_burn_entry_is_the_workspaces() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap();
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let entry = burn_entry(&manifest);
+    assert!(
+        readme.contains(&entry),
+        "README.md's burn entry differs from Cargo.toml's:\n{entry}"
+    );
+}

@@ -116,7 +116,34 @@ fn forward_refuses_bad_targets_and_ids_with_the_objectives_error() {
     let e = sopa
         .forward(s.clone(), int(vec![1, 2]), int(vec![0, 1]))
         .unwrap_err();
-    assert!(matches!(e, TrainError::BadLabel { index: 1, .. }), "{e}");
+    assert!(
+        matches!(e, TrainError::BadTarget { index: 1, value: 2 }),
+        "{e}"
+    );
+    // ±1 targets are named as what they are, not as "-1, expected -1 or +1".
+    let e = sopa
+        .forward(s.clone(), int(vec![1, -1]), int(vec![0, 1]))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("target 1 is -1: forward takes Burn's"),
+        "{e}"
+    );
+    // A batch whose labels disagree with the training set's for the same ids (another set, a
+    // validation batch) is named so.
+    let labels: Vec<f64> = LABELS.to_vec();
+    let (first_pos, first_neg) = (
+        labels.iter().position(|&y| y > 0.0).unwrap(),
+        labels.iter().position(|&y| y <= 0.0).unwrap(),
+    );
+    let e = sopa
+        .batch_gradient(&[0.1, 0.2], &[-1.0, 1.0], &[first_pos, first_neg])
+        .unwrap_err();
+    assert!(
+        matches!(e, TrainError::LabelDisagrees { index: 0, training, .. } if training == 1.0),
+        "{e}"
+    );
+    assert!(e.to_string().contains("a validation batch"), "{e}");
     let e = sopa
         .forward(s.clone(), int(vec![1, 0]), int(vec![0, -4]))
         .unwrap_err();

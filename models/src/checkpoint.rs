@@ -132,8 +132,8 @@ pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
         corrupted(format!(
             "its checksum file {} cannot be read ({e}); every checkpoint file is written \
              with one, so this file was not written whole by rankrisk (or was written before \
-             checksums, 2026-11-25: write one with rankrisk_models::checkpoint::write_checksum \
-             if you trust it)",
+             checksums, 2026-11-25: if you trust it, `rankrisk eval --trust-unchecked` writes \
+             one, as rankrisk_models::checkpoint::write_checksum does from Rust)",
             sum.display()
         ))
     })?;

@@ -27,9 +27,18 @@ pub trait Scorer<const D: usize = 4>: Module + ModuleDisplay {
     /// # Shapes
     /// - input: `[batch, ...]` of rank `D`
     /// - output: `[batch]`
+    ///
+    /// # Panics
+    /// For a model of several tasks (outputs), with a message that says so and points to
+    /// [`Scorer::scores`].
     fn score(&self, x: Tensor<D>) -> Tensor<1> {
         let out = self.scores(x);
-        let [b, _] = out.dims();
+        let [b, tasks] = out.dims();
+        assert!(
+            tasks == 1,
+            "Scorer::score gives one score per sample, for a model of one task; this model has \
+             {tasks} outputs: use Scorer::scores ([batch, tasks]) and pick a column"
+        );
         out.reshape([b])
     }
 }
@@ -78,6 +87,17 @@ mod tests {
     use burn::tensor::{Device, TensorData};
 
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "this model has 10 outputs: use Scorer::scores")]
+    fn score_of_a_model_of_several_tasks_says_to_use_scores() {
+        let device = Device::flex();
+        let model = crate::resnet20::ResNet20Config::new()
+            .with_num_outputs(10)
+            .init(&device);
+        let x = Tensor::<4>::zeros([2, 3, 32, 32], &device);
+        let _ = model.score(x);
+    }
     use crate::LinearScorerConfig;
 
     /// The same model scores tabular rows (`Scorer<2>`) as it scores the same values laid out

@@ -58,35 +58,33 @@ fn enumerate_adapters() -> Vec<AdapterSummary> {
 
 #[cfg(feature = "wgpu")]
 fn enumerate_adapters() -> Vec<AdapterSummary> {
-    {
-        let _guard = ADAPTER_LOCK
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::all(),
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapters =
-            futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        adapters
-            .iter()
-            .map(|adapter| {
-                let info = adapter.get_info();
-                let driver = match (info.driver.is_empty(), info.driver_info.is_empty()) {
-                    (true, true) => "unknown".to_string(),
-                    (false, true) => info.driver.clone(),
-                    (true, false) => info.driver_info.clone(),
-                    (false, false) => format!("{} {}", info.driver, info.driver_info),
-                };
-                AdapterSummary {
-                    name: info.name.clone(),
-                    device_type: format!("{:?}", info.device_type),
-                    api: format!("{:?}", info.backend),
-                    driver,
-                }
-            })
-            .collect()
-    }
+    let _guard = ADAPTER_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::all(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters =
+        futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    adapters
+        .iter()
+        .map(|adapter| {
+            let info = adapter.get_info();
+            let driver = match (info.driver.is_empty(), info.driver_info.is_empty()) {
+                (true, true) => "unknown".to_string(),
+                (false, true) => info.driver.clone(),
+                (true, false) => info.driver_info.clone(),
+                (false, false) => format!("{} {}", info.driver, info.driver_info),
+            };
+            AdapterSummary {
+                name: info.name.clone(),
+                device_type: format!("{:?}", info.device_type),
+                api: format!("{:?}", info.backend),
+                driver,
+            }
+        })
+        .collect()
 }
 
 #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]

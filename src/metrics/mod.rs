@@ -17,6 +17,7 @@ pub mod conventions;
 mod draws;
 pub mod plot;
 pub mod ranked;
+mod resample;
 mod windows;
 
 pub use auc::{

@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::auc::MetricError;
-use super::bootstrap::{Columns, Counter};
 use super::ci::{Bootstrap, try_with_capacity};
 use super::draws::{Keystream, decode_resamples};
+use super::resample::{Columns, Counter};
 
 /// The most memory the bootstrap's buffers take (a window of resamples' draws and each
 /// thread's counts): fewer resamples per window, and fewer threads, when more would not fit,

@@ -52,6 +52,33 @@ pub enum TrainError {
         /// Its value.
         value: f64,
     },
+    /// A target of [`Objective::forward`] other than Burn's 0 or 1.
+    #[error(
+        "target {index} is {value}: forward takes Burn's classification targets, 1 for a \
+         positive and 0 for a negative (batch_gradient takes labels -1 and +1)"
+    )]
+    BadTarget {
+        /// Position in the batch.
+        index: usize,
+        /// Its value.
+        value: i64,
+    },
+    /// A batch label that differs from the training set's label of the same sample.
+    #[error(
+        "label {index} (sample {id}) is {value}, but the training set the objective was built \
+         for has {training} there: a batch of another data set, or a validation batch (ids \
+         index the training set; evaluate other sets without the objective)"
+    )]
+    LabelDisagrees {
+        /// Position in the batch.
+        index: usize,
+        /// The sample's id.
+        id: usize,
+        /// The batch's label.
+        value: f64,
+        /// The training set's label of that sample.
+        training: f64,
+    },
     /// A setting of the objective outside its range.
     #[error("{name} needs {requirement}, got {got}")]
     Setting {
@@ -206,7 +233,7 @@ pub trait Objective {
     /// - output: `[1]`
     ///
     /// # Errors
-    /// As [`Objective::batch_gradient`]; [`TrainError::BadLabel`] for a target other than 0
+    /// As [`Objective::batch_gradient`]; [`TrainError::BadTarget`] for a target other than 0
     /// or 1, [`TrainError::Readback`] for a negative id, [`TrainError::Bridge`] for a device
     /// that fails to read back or a score that is not finite.
     fn forward(
@@ -223,9 +250,9 @@ pub trait Objective {
             .map(|(index, t)| match t {
                 1 => Ok(1.0),
                 0 => Ok(-1.0),
-                other => Err(TrainError::BadLabel {
+                other => Err(TrainError::BadTarget {
                     index,
-                    value: other as f64,
+                    value: other,
                 }),
             })
             .collect::<Result<Vec<f64>, _>>()?;

@@ -241,7 +241,20 @@ fn corrupted_or_non_finite_checkpoints_are_refused() {
     std::fs::remove_file(out.join("best.bpk.crc32")).unwrap();
     refused(
         &rankrisk(&["eval", out.to_str().unwrap()]),
-        &["corrupted", "best.bpk.crc32"],
+        &["corrupted", "best.bpk.crc32", "--trust-unchecked"],
+    );
+    // A folder from before checksums: the user vouches for it, eval writes the checksum.
+    ok(&rankrisk(&[
+        "eval",
+        out.to_str().unwrap(),
+        "--trust-unchecked",
+    ]));
+    assert!(out.join("best.bpk.crc32").is_file());
+    // A checksum that is there and does not match stays refused, trusted or not.
+    flip(&out.join("best.bpk"));
+    refused(
+        &rankrisk(&["eval", out.to_str().unwrap(), "--trust-unchecked"]),
+        &["corrupted", "best.bpk"],
     );
     // The objective.bpk of another run (same settings, checksum file and all), copied in:
     // its checkpoint id is not this checkpoint's.

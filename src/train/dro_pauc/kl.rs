@@ -188,8 +188,11 @@ impl SotaSConfig {
             lambda,
         )?;
         settings("SOTA-s's tau", "> 0", tau > 0.0 && tau.is_finite(), tau)?;
-        for g in [gamma_u, gamma_v] {
-            settings("SOTA-s's gamma", "0 < gamma <= 1", g > 0.0 && g <= 1.0, g)?;
+        for (name, rule, g) in [
+            ("SOTA-s's gamma_u", "0 < gamma_u <= 1", gamma_u),
+            ("SOTA-s's gamma_v", "0 < gamma_v <= 1", gamma_v),
+        ] {
+            settings(name, rule, g > 0.0 && g <= 1.0, g)?;
         }
         settings(
             "SOTA-s's margin",

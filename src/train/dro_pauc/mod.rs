@@ -104,7 +104,22 @@ impl PositiveIndex {
             match (y > 0.0, self.of[id]) {
                 (true, Some(p)) => pos.push((k, p, sigmoid(s))),
                 (false, None) => neg.push((k, sigmoid(s))),
-                _ => return Err(TrainError::BadLabel { index: k, value: y }),
+                (true, None) => {
+                    return Err(TrainError::LabelDisagrees {
+                        index: k,
+                        id,
+                        value: y,
+                        training: -1.0,
+                    });
+                }
+                (false, Some(_)) => {
+                    return Err(TrainError::LabelDisagrees {
+                        index: k,
+                        id,
+                        value: y,
+                        training: 1.0,
+                    });
+                }
             }
         }
         if pos.is_empty() || neg.is_empty() {

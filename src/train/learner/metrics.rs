@@ -152,7 +152,15 @@ impl RankingMetric {
 
     /// The normalized pAUC over FPR `[alpha, beta]` (eq. (2) of the FPR-range paper, what
     /// `rankrisk train` reports), named `pAUC [ALPHA, BETA]`.
+    ///
+    /// # Panics
+    /// Unless `0 <= alpha < beta <= 1`, when the metric is built (as Burn's configs check
+    /// their settings), instead of logging N/A for every epoch.
     pub fn pauc(alpha: f64, beta: f64) -> Self {
+        assert!(
+            (0.0..1.0).contains(&alpha) && alpha < beta && beta <= 1.0,
+            "RankingMetric::pauc({alpha}, {beta}): the FPR range needs 0 <= alpha < beta <= 1"
+        );
         Self::with(
             format!("pAUC [{alpha}, {beta}]"),
             Figure::Pauc { alpha, beta },
@@ -161,7 +169,15 @@ impl RankingMetric {
 
     /// LibAUC's two-way pAUC, TPR `>= min_tpr` and FPR `<= max_fpr` (LibAUC's
     /// `pauc_roc_score` with `min_tpr`), named `two-way pAUC [tpr MIN_TPR, fpr MAX_FPR]`.
+    ///
+    /// # Panics
+    /// Unless `0 <= min_tpr < 1` and `0 < max_fpr <= 1`, when the metric is built.
     pub fn two_way_pauc(min_tpr: f64, max_fpr: f64) -> Self {
+        assert!(
+            (0.0..1.0).contains(&min_tpr) && max_fpr > 0.0 && max_fpr <= 1.0,
+            "RankingMetric::two_way_pauc({min_tpr}, {max_fpr}): needs 0 <= min_tpr < 1 and \
+             0 < max_fpr <= 1"
+        );
         Self::with(
             format!("two-way pAUC [tpr {min_tpr}, fpr {max_fpr}]"),
             Figure::TwoWay { min_tpr, max_fpr },
@@ -208,5 +224,22 @@ impl Numeric for RankingMetric {
     /// The last epoch's figure; NaN before the first epoch or where it was undefined.
     fn final_value(&self) -> NumericEntry {
         NumericEntry::Final(self.state.value.unwrap_or(f64::NAN))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "the FPR range needs 0 <= alpha < beta <= 1")]
+    fn a_reversed_fpr_range_is_refused_when_the_metric_is_built() {
+        let _ = RankingMetric::pauc(0.5, 0.05);
+    }
+
+    #[test]
+    #[should_panic(expected = "needs 0 <= min_tpr < 1")]
+    fn a_bad_two_way_corner_is_refused_when_the_metric_is_built() {
+        let _ = RankingMetric::two_way_pauc(1.0, 0.5);
     }
 }

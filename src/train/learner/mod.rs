@@ -102,9 +102,10 @@ impl<O: Objective> SharedObjective<O> {
             let _ = writeln!(
                 std::io::stderr(),
                 "rankrisk: {} trains on several devices under burn-train's Learner: each \
-                 device's batch forms its own pairs (a batch of B samples over D devices pairs \
-                 within B / D), and the objective's state is shared; `rankrisk train --devices` \
-                 pairs across the devices' batches instead",
+                 device takes its own batches of the loader's size B and pairs within each of \
+                 them (D devices run D batches of B at a time), and the objective's state is \
+                 shared; `rankrisk train --devices` splits one batch over the devices and pairs \
+                 across them instead",
                 self.lock().name()
             );
         }

@@ -125,8 +125,35 @@ impl RunConfig {
                 return bad(key, format!("must be >= 0 and finite, got {value}"));
             }
         }
-        // ASGDA's settings are checked whatever the solver, each under its own key, so that a
-        // config that is accepted reads back as it was saved.
+        self.validate_asgda()?;
+        if !((0.0..1.0).contains(&self.tpr_min)) {
+            return bad(
+                "tpr_min",
+                format!("must be in [0, 1), got {}", self.tpr_min),
+            );
+        }
+        if !(self.fpr_max > 0.0 && self.fpr_max <= 1.0) {
+            return bad(
+                "fpr_max",
+                format!("must be in (0, 1], got {}", self.fpr_max),
+            );
+        }
+        if let Some(c) = self.grad_clip
+            && !(c.is_finite() && c >= 0.0)
+        {
+            return bad(
+                "grad_clip",
+                format!("must be positive, got {c} (0 turns clamping off)"),
+            );
+        }
+        Ok(())
+    }
+
+    /// ASGDA's settings, checked whatever the solver, each under its own key, so that a config
+    /// that is accepted reads back as it was saved; with `solver = "asgda"`, the method and
+    /// the devices too.
+    fn validate_asgda(&self) -> Result<(), RunError> {
+        let bad = |key, message: String| Err(RunError::Setting { key, message });
         for (key, value, positive) in [
             ("asgda_k", self.asgda_k, true),
             ("asgda_m", self.asgda_m, false),
@@ -157,26 +184,6 @@ impl RunConfig {
                 key: "solver",
                 message: e.to_string(),
             })?;
-        }
-        if !((0.0..1.0).contains(&self.tpr_min)) {
-            return bad(
-                "tpr_min",
-                format!("must be in [0, 1), got {}", self.tpr_min),
-            );
-        }
-        if !(self.fpr_max > 0.0 && self.fpr_max <= 1.0) {
-            return bad(
-                "fpr_max",
-                format!("must be in (0, 1], got {}", self.fpr_max),
-            );
-        }
-        if let Some(c) = self.grad_clip
-            && !(c.is_finite() && c >= 0.0)
-        {
-            return bad(
-                "grad_clip",
-                format!("must be positive, got {c} (0 turns clamping off)"),
-            );
         }
         Ok(())
     }
