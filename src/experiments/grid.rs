@@ -131,7 +131,7 @@ fn show(value: &Value) -> String {
 
 /// The point as `key=value` pairs joined by commas (`gamma_scale=2000,lr=0.1`): its folder
 /// name under the run's `out` and its label in tables. Two different points of one grid never
-/// get one label: the keys are the grid's axes in order and every value is [`escaped`].
+/// get one label: the keys are the grid's axes in order and every value is escaped (`%XX`).
 pub fn label(point: &GridPoint) -> String {
     point
         .iter()

@@ -20,10 +20,10 @@ pub(crate) const LAST: u32 = 1 << 31;
 /// The most samples a sorted column holds: slots are 31-bit.
 pub(crate) const MAX_SAMPLES: usize = LAST as usize - 1;
 
-/// A score column sorted once: its samples in [`descending`] order of score (tied scores,
+/// A score column sorted once: its samples in descending order of score (tied scores,
 /// `-0.0` and `0.0` included, in one group), each named by its slot, `k` for the `k`-th
-/// positive and `N+ + k` for the `k`-th negative in index order, [`LAST`] on the last of each
-/// group.
+/// positive and `N+ + k` for the `k`-th negative in index order, a flag bit on the last of
+/// each group.
 #[derive(Debug, Clone)]
 pub struct RankedColumn {
     pub(crate) order: Vec<u32>,
@@ -109,7 +109,7 @@ impl RankedColumn {
     ///
     /// # Errors
     /// As [`super::auc::auc`]: mismatched lengths, a non-finite score, a missing class;
-    /// [`MetricError::OutOfMemory`] for more than [`MAX_SAMPLES`] samples or when the buffers
+    /// [`MetricError::OutOfMemory`] for more than `2^31 - 1` samples or when the buffers
     /// cannot be allocated.
     pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
         let positives = checked_positives(scores, labels)?;
