@@ -25,6 +25,13 @@ fn scratch(name: &str) -> PathBuf {
     root
 }
 
+/// The built example `name` beside this test binary (`<target>/release/examples/NAME`; the
+/// examples folder itself for an empty name).
+fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(2).unwrap().join("examples").join(name)
+}
+
 /// `rankrisk train CFG`, run to its end.
 fn train(cfg: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rankrisk"))
@@ -127,8 +134,7 @@ fn missing_or_wrong_data_says_what_to_download() {
 fn every_example_answers_help() {
     // Integration tests live in target/<profile>/deps; `cargo test` builds the examples into
     // target/<profile>/examples.
-    let exe = std::env::current_exe().unwrap();
-    let examples = exe.parent().unwrap().parent().unwrap().join("examples");
+    let examples = example_binary("");
     for name in [
         "cifar_lt",
         "chexpert",
@@ -806,8 +812,7 @@ fn every_model_example_runs_on_wgpu_within_a_time_limit() {
     }
     let Some(fashion) = fashion_dir() else { return };
     let root = scratch("wgpu-examples");
-    let exe = std::env::current_exe().unwrap();
-    let examples = exe.parent().unwrap().parent().unwrap().join("examples");
+    let examples = example_binary("");
     let fashion = fashion.to_str().unwrap().to_string();
     let out = |name: &str| root.join(name).to_str().unwrap().to_string();
     let chexpert = root.join("chexpert");
@@ -959,13 +964,7 @@ fn many_training_steps_on_wgpu_agree_with_flex() {
         eprintln!("RANKRISK_SKIP_WGPU=1: the steps on wgpu are skipped");
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/backend_agreement");
+    let bin = example_binary("backend_agreement");
     for (models, objectives, steps) in [
         (
             "linear",
@@ -1003,13 +1002,7 @@ fn many_training_steps_on_wgpu_agree_with_flex() {
 /// in its log set-up, both with a panic trace and exit 101).
 #[test]
 fn the_learner_example_refuses_a_missing_checkpoint_and_a_file_as_its_folder() {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/learner");
+    let bin = example_binary("learner");
     let dir = scratch("learner-checks");
     let file = dir.join("a-file");
     std::fs::write(&file, "not a folder").unwrap();
