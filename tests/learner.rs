@@ -1,8 +1,8 @@
 //! The objectives under burn-train's Learner (issue 40): the objective's state is part of the
 //! module's record, so a run stopped after its first epoch and resumed from the Learner's
 //! checkpoint ends where an uninterrupted run ends (LibAUC's issue #64 was this state
-//! restarting from scratch); a bad batch stops the run with the objective's message, not a
-//! panic.
+//! restarting from scratch); a bad batch stops the run with the objective's message (cleanly
+//! when the run listens to the model's interrupter, by a panic with the message when not).
 
 use std::sync::Arc;
 
@@ -157,7 +157,56 @@ fn a_bad_batch_stops_the_learner_with_the_objectives_message() {
         reason.contains("mini-batch pAUC") && reason.contains("both classes"),
         "{reason}"
     );
+    assert!(reason.contains("refused training batch 1"), "{reason}");
     assert!(result.model.error().is_some());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Without the interrupter wired, a refused batch does not pass silently (empty gradients, a
+/// run that ends `Ok` with checkpoints written): the step panics with the objective's message,
+/// and the run writes no checkpoint past it.
+#[test]
+fn a_bad_batch_stops_an_unwired_learner_with_the_objectives_message() {
+    let _one_at_a_time = SEEDING.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((task, batcher)) = shirts() else {
+        return;
+    };
+    let labels = task.signed_labels();
+    let device = autodiff_device(BackendKind::Ndarray).unwrap();
+    // Two batches with both classes, then one of negatives only.
+    let mut order = interleaved(&labels)[..100].to_vec();
+    order.extend((0..labels.len()).filter(|&i| labels[i] < 0.0).take(50));
+    let loader = |ids: Vec<usize>| {
+        DataLoaderBuilder::new(batcher.clone())
+            .batch_size(50)
+            .set_device(device.clone())
+            .build(InMemDataset::new(ids))
+    };
+    let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
+    let model = ObjectiveModel::new(scorer(&device, 3), sopa);
+    let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
+    let dir = std::env::temp_dir().join(format!("rankrisk-learner-unwired-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let training = SupervisedTraining::new(&dir, loader(order.clone()), loader(order))
+        .num_epochs(2)
+        .with_default_checkpointers();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        training.launch(learner)
+    }));
+    let payload = outcome.err().expect("the run did not go on past the refused batch");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("SOPA refused training batch 3") && message.contains("both classes"),
+        "{message}"
+    );
+    assert!(message.contains("with_interrupter"), "{message}");
+    assert!(
+        !dir.join("checkpoint/model-1.bpk").exists(),
+        "no checkpoint of the epoch with the refused batch"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

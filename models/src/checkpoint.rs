@@ -169,6 +169,12 @@ pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
 
 /// Write `model` to `path` (overwriting it; the name is used as given) and its checksum file.
 ///
+/// A batch norm's running statistics are synced first: Burn keeps a training step's update of
+/// them pending until the next step (or `valid()`) and records the value before it, so a
+/// model saved mid-loop without the sync reloads one update behind and its evaluation scores
+/// drift from the uninterrupted run's. The sync is the one the next step would do, so the
+/// training that goes on after the save is unchanged.
+///
 /// # Errors
 /// [`CheckpointError::Save`] naming the file that could not be written.
 pub fn save<M: Module>(model: &M, path: &Path) -> Result<(), CheckpointError> {
@@ -176,6 +182,9 @@ pub fn save<M: Module>(model: &M, path: &Path) -> Result<(), CheckpointError> {
         path: path.to_path_buf(),
         reason,
     };
+    // `valid` merges every pending running-state update into the shared value (the returned
+    // copy is not needed).
+    drop(model.valid());
     let mut store = BurnpackStore::from_file(path)
         .auto_extension(false)
         .overwrite(true);

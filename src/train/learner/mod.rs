@@ -17,10 +17,15 @@
 //! network is forked to.
 //!
 //! A step has no error path in burn-train, so a bad batch (NaN scores, an id out of range, a
-//! one-class batch for a pairwise objective) stops training through the module's
-//! [`Interrupter`] (give [`ObjectiveModel::interrupter`] to
-//! `SupervisedTraining::with_interrupter`): the `LearningResult`'s interruption carries the
-//! objective's message, and [`ObjectiveModel::error`] returns it, instead of a panic.
+//! one-class batch for a pairwise objective) stops training in one of two ways, never
+//! silently:
+//! - by default the step panics with the objective's message (`SOPA refused batch 3: ...`):
+//!   under the single-device strategy the panic ends `launch`; under the multi-device ones
+//!   burn-train catches it and the `LearningResult`'s `error` carries the message;
+//! - wired, the run ends cleanly: give [`ObjectiveModel::interrupter`] to
+//!   `SupervisedTraining::with_interrupter`, and the `LearningResult`'s `interrupted` carries
+//!   the message, [`ObjectiveModel::error`] the error, and no step panics (asking for the
+//!   interrupter is what tells the model that the run listens to it).
 //!
 //! Under burn-train's multi-device strategy each device's step gets its own batch, and the
 //! pairs (or the CVaR and KL weights) of a pairwise objective form within that batch, not
@@ -31,6 +36,7 @@
 use std::fmt;
 use std::io::Write;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use burn::module::{
@@ -191,6 +197,11 @@ impl<O: Objective> ModuleDisplay for SharedObjective<O> {}
 pub struct StepStop {
     interrupter: Interrupter,
     error: Arc<Mutex<Option<TrainError>>>,
+    /// Whether [`ObjectiveModel::interrupter`] handed the interrupter out (the run listens to
+    /// it); if not, a refused batch panics.
+    wired: Arc<AtomicBool>,
+    /// Training steps taken, for the message (`refused batch 3`).
+    steps: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for StepStop {
@@ -302,8 +313,11 @@ impl<M: Module, O: Objective + Clone + fmt::Debug + Send + 'static, B>
     }
 
     /// The interrupter a bad batch stops training with: give it to
-    /// `SupervisedTraining::with_interrupter`.
+    /// `SupervisedTraining::with_interrupter`. Once asked for, a refused batch stops the run
+    /// through it (the `LearningResult`'s `interrupted` names the objective's error) instead of
+    /// panicking: a run that does not wire it must not ask for it.
     pub fn interrupter(&self) -> Interrupter {
+        self.stop.wired.store(true, Ordering::Relaxed);
         self.stop.interrupter.clone()
     }
 
@@ -337,6 +351,7 @@ where
     type Output = ScoreOutput;
 
     fn step(&self, batch: B) -> TrainOutput<ScoreOutput> {
+        let step = self.stop.steps.fetch_add(1, Ordering::Relaxed) + 1;
         let scores = batch.score(&self.model);
         // The batch's labels and ids are on the CPU already: only the scores are read back.
         let result = step_loss(
@@ -351,8 +366,19 @@ where
                 TrainOutput::new(self, loss.backward(), item)
             }
             Err(e) => {
+                let message = format!(
+                    "{} refused training batch {step}: {e}",
+                    self.objective.lock().name()
+                );
+                if !self.stop.wired.load(Ordering::Relaxed) {
+                    // Nothing listens to the interrupter: stopping here is the only way the
+                    // run does not go on without this batch's gradients.
+                    panic!(
+                        "{message} (to end the run without a panic, give \
+                         ObjectiveModel::interrupter() to SupervisedTraining::with_interrupter)"
+                    );
+                }
                 // No gradients for this batch; the run stops before its next one.
-                let message = format!("{}: {e}", self.objective.lock().name());
                 self.stop.interrupter.stop(Some(&message));
                 let mut first = self.stop.error.lock().unwrap_or_else(|p| p.into_inner());
                 first.get_or_insert(e);
