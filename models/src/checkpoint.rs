@@ -3,12 +3,14 @@
 //!
 //! Every checkpoint file `F` has a checksum file `F.crc32` beside it (CRC-32 of the bytes and
 //! their count, [`write_checksum`]), written after `F` and checked before `F` is read
-//! ([`verify_checksum`]): a file that was corrupted on disk, truncated, or replaced without its
-//! checksum is refused instead of loading wrong weights. [`load`] also refuses weights that are
-//! not finite. The training checkpoints of `rankrisk::train::checkpoint` use the same two
+//! ([`verify_checksum`]): a file that was corrupted on disk, truncated, or replaced (its
+//! checksum then describes other bytes) is refused instead of loading wrong weights; a file
+//! with no checksum file at all (from before checksums) loads with a warning naming the
+//! missing one. [`load`] also refuses weights that are not finite. The training checkpoints of `rankrisk::train::checkpoint` use the same two
 //! functions for their optimizer and state files.
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::sync::Mutex;
 use std::path::{Path, PathBuf};
 
 use burn::module::{Module, ModuleVisitor, Param};
@@ -35,8 +37,8 @@ pub enum CheckpointError {
         /// What the store said.
         reason: String,
     },
-    /// The file's bytes do not match its checksum file (or it has none): corrupted on disk,
-    /// truncated, or replaced by another file.
+    /// The file's bytes do not match its checksum file, or the checksum file is unreadable:
+    /// corrupted on disk, truncated, or replaced by another file.
     #[error("checkpoint {path} is corrupted: {reason}")]
     Corrupted {
         /// The file.
@@ -98,11 +100,14 @@ pub fn write_checksum(path: &Path) -> std::io::Result<()> {
     std::fs::rename(&tmp, &sum)
 }
 
-/// Check the file at `path` against its checksum file.
+/// Check the file at `path` against its checksum file. A file without one (written before
+/// checksums, 2026-11-25, or by another program) passes with a warning on stderr that names
+/// the missing checksum file, once per file and process; a checksum file that is there must
+/// match.
 ///
 /// # Errors
 /// [`CheckpointError::Load`] for a missing or unreadable file, [`CheckpointError::Corrupted`]
-/// for a missing or malformed checksum file, or bytes that do not match it.
+/// for an unreadable or malformed checksum file, or bytes that do not match it.
 pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
     let corrupted = |reason: String| CheckpointError::Corrupted {
         path: path.to_path_buf(),
@@ -128,12 +133,13 @@ pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
         });
     }
     let sum = checksum_path(path);
+    if !sum.exists() && !sum.is_symlink() {
+        warn_unchecked(path, &sum);
+        return Ok(());
+    }
     let text = std::fs::read_to_string(&sum).map_err(|e| {
         corrupted(format!(
-            "its checksum file {} cannot be read ({e}); every checkpoint file is written \
-             with one, so this file was not written whole by rankrisk (or was written before \
-             checksums, 2026-11-25: if you trust it, `rankrisk eval --trust-unchecked` writes \
-             one, as rankrisk_models::checkpoint::write_checksum does from Rust)",
+            "its checksum file {} cannot be read ({e})",
             sum.display()
         ))
     })?;
@@ -165,6 +171,26 @@ pub fn verify_checksum(path: &Path) -> Result<(), CheckpointError> {
         )));
     }
     Ok(())
+}
+
+/// Say on stderr, once per file and process, that `path` is read without its checksum file
+/// `sum`.
+fn warn_unchecked(path: &Path, sum: &Path) {
+    static WARNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if warned.iter().any(|p| p == path) {
+        return;
+    }
+    warned.push(path.to_path_buf());
+    // A warning that cannot be written is dropped (never a panic).
+    let _ = writeln!(
+        std::io::stderr(),
+        "warning: {} has no checksum file {}: read without the check that it was written \
+         whole (a checkpoint from before checksums, 2026-11-25, or copied without it); \
+         rankrisk_models::checkpoint::write_checksum writes one if you trust the file",
+        path.display(),
+        sum.display()
+    );
 }
 
 /// Write `model` to `path` (overwriting it; the name is used as given) and its checksum file.
@@ -200,7 +226,8 @@ pub fn save<M: Module>(model: &M, path: &Path) -> Result<(), CheckpointError> {
 ///
 /// # Errors
 /// [`CheckpointError::Load`] for a missing file or tensors that do not fit the model,
-/// [`CheckpointError::Corrupted`] for bytes that do not match the checksum file,
+/// [`CheckpointError::Corrupted`] for bytes that do not match the checksum file (a file
+/// without one loads with a warning, [`verify_checksum`]),
 /// [`CheckpointError::NonFinite`] for NaN or infinite weights.
 pub fn load<M: Module>(mut model: M, path: &Path) -> Result<M, CheckpointError> {
     let fail = |reason: String| CheckpointError::Load {

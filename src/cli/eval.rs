@@ -42,11 +42,6 @@ pub struct EvalArgs {
     /// Backend (default: the run's).
     #[command(flatten)]
     pub backend: BackendArg,
-    /// Trust a checkpoint written before checksums (2026-11-25): when its checksum file is
-    /// missing, write one and score it. A checksum file that is there and does not match is
-    /// refused as ever.
-    #[arg(long)]
-    pub trust_unchecked: bool,
 }
 
 /// Score the checkpoint and print its AUC and pAUC.
@@ -103,19 +98,6 @@ pub fn evaluate(args: &EvalArgs) -> Result<EvalReport, String> {
         .checkpoint
         .clone()
         .unwrap_or_else(|| args.run_dir.join("best.bpk"));
-    if args.trust_unchecked && checkpoint.is_file() {
-        let sum = rankrisk_models::checkpoint::checksum_path(&checkpoint);
-        if !sum.exists() {
-            rankrisk_models::checkpoint::write_checksum(&checkpoint)
-                .map_err(|e| format!("cannot write {}: {e}", sum.display()))?;
-            eprintln!(
-                "note: --trust-unchecked: wrote {} for {} (a checkpoint without a checksum \
-                 file, trusted as it is)",
-                sum.display(),
-                checkpoint.display()
-            );
-        }
-    }
     let out = args.out.clone().unwrap_or_else(|| args.run_dir.clone());
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let training = match &mut run {

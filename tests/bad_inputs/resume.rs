@@ -239,21 +239,19 @@ fn corrupted_or_non_finite_checkpoints_are_refused() {
     );
     let out = fresh("no-sum");
     std::fs::remove_file(out.join("best.bpk.crc32")).unwrap();
-    refused(
-        &rankrisk(&["eval", out.to_str().unwrap()]),
-        &["corrupted", "best.bpk.crc32", "--trust-unchecked"],
+    // A folder from before checksums: scored, with a warning naming the missing file.
+    let o = rankrisk(&["eval", out.to_str().unwrap()]);
+    ok(&o);
+    let warned = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        warned.contains("warning") && warned.contains("best.bpk.crc32"),
+        "{warned}"
     );
-    // A folder from before checksums: the user vouches for it, eval writes the checksum.
-    ok(&rankrisk(&[
-        "eval",
-        out.to_str().unwrap(),
-        "--trust-unchecked",
-    ]));
-    assert!(out.join("best.bpk.crc32").is_file());
-    // A checksum that is there and does not match stays refused, trusted or not.
+    // A checksum that is there and does not match stays refused.
+    rankrisk_models::checkpoint::write_checksum(&out.join("best.bpk")).unwrap();
     flip(&out.join("best.bpk"));
     refused(
-        &rankrisk(&["eval", out.to_str().unwrap(), "--trust-unchecked"]),
+        &rankrisk(&["eval", out.to_str().unwrap()]),
         &["corrupted", "best.bpk"],
     );
     // The objective.bpk of another run (same settings, checksum file and all), copied in:
