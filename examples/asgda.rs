@@ -48,10 +48,13 @@ struct Args {
 }
 
 /// The objective of `method` over TPR >= 0.7, FPR <= 0.3.
-fn objective(method: &str, n: usize) -> Result<Box<dyn InstanceWise>, Box<dyn std::error::Error>> {
+fn objective(
+    method: &str,
+    labels: &[f64],
+) -> Result<Box<dyn InstanceWise>, Box<dyn std::error::Error>> {
     Ok(match method {
-        "pauci" => Box::new(PauciConfig::new().with_alpha(0.3).init()?),
-        "upauci" => Box::new(UpauciConfig::new().with_alpha(0.3).init(n)?),
+        "pauci" => Box::new(PauciConfig::new().with_alpha(0.3).init(labels)?),
+        "upauci" => Box::new(UpauciConfig::new().with_alpha(0.3).init(labels)?),
         other => return Err(format!("--method {other}: pauci or upauci").into()),
     })
 }
@@ -82,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ImageBatcher::new(train.clone(), &[0.286], &[0.353])?,
         ImageBatcher::new(test.clone(), &[0.286], &[0.353])?,
     );
-    let n = train.positive.len();
+    let labels = train.signed_labels();
     let asgda = AsgdaConfig::new()
         .with_m(args.m)
         .with_nu(args.nu)
@@ -116,7 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---|---|---|");
     // SGDA: the objective's own projected steps, Adam on the network.
     {
-        let (mut model, mut o) = (fresh(&device), objective(&args.method, n)?);
+        let (mut model, mut o) = (fresh(&device), objective(&args.method, &labels)?);
         let mut optim = AdamConfig::new().init();
         let mut sampler = DualSampler::new(&train.positive, 64, 0.5, args.seed)?;
         for epoch in 1..=args.epochs {
@@ -135,7 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // ASGDA: two evaluations of every batch, the STORM directions, plain steps along them.
     {
-        let (mut model, mut o) = (fresh(&device), objective(&args.method, n)?);
+        let (mut model, mut o) = (fresh(&device), objective(&args.method, &labels)?);
         let mut sgd = SgdConfig::new().init();
         let mut v = StormDirection::new();
         let mut sampler = DualSampler::new(&train.positive, 64, 0.5, args.seed)?;

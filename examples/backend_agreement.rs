@@ -148,12 +148,12 @@ const ADMM_INNER: usize = 10;
 
 fn objective(name: &str, labels: &[f64]) -> Result<Obj, Box<dyn std::error::Error>> {
     Ok(match name {
-        "ce" => Obj::Plain(Box::new(ErmConfig::new().init()?)),
+        "ce" => Obj::Plain(Box::new(ErmConfig::new().init(labels)?)),
         "aucm" => Obj::Plain(Box::new(AucMConfig::new().init(labels)?)),
         "mb" => Obj::Plain(Box::new(
             MiniBatchPaucConfig::new(0.05, 0.5)
                 .with_loss(PairLoss::Logistic)
-                .init()?,
+                .init(labels)?,
         )),
         "admm" => Obj::Admm(Box::new(
             DeepAdmmConfig::new(Weights::Cvar { q: 0.5 }).init(labels)?,
@@ -162,8 +162,8 @@ fn objective(name: &str, labels: &[f64]) -> Result<Obj, Box<dyn std::error::Erro
         "sopa-s" => Obj::Plain(Box::new(SopaSConfig::new().init(labels)?)),
         "sota-s" => Obj::Plain(Box::new(SotaSConfig::new().init(labels)?)),
         "staco" => Obj::Plain(Box::new(StacoConfig::new().init(labels)?)),
-        "pauci" => Obj::Plain(Box::new(PauciConfig::new().init()?)),
-        "upauci" => Obj::Plain(Box::new(UpauciConfig::new().init(labels.len())?)),
+        "pauci" => Obj::Plain(Box::new(PauciConfig::new().init(labels)?)),
+        "upauci" => Obj::Plain(Box::new(UpauciConfig::new().init(labels)?)),
         other => return Err(format!("unknown objective '{other}'").into()),
     })
 }

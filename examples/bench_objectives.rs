@@ -64,12 +64,12 @@ fn main() {
             .map(|i| if i < batch / 2 { 1.0 } else { -1.0 })
             .collect();
         let mut objectives: Vec<Box<dyn Objective>> = vec![
-            Box::new(ErmConfig::new().init().expect("CE")),
+            Box::new(ErmConfig::new().init(&labels).expect("CE")),
             Box::new(AucMConfig::new().init(&labels).expect("AUC-M")),
             Box::new(
                 MiniBatchPaucConfig::new(0.0, 0.3)
                     .with_loss(PairLoss::SquaredHinge)
-                    .init()
+                    .init(&labels)
                     .expect("MB"),
             ),
             Box::new(SopaConfig::new(0.3).init(&labels).expect("SOPA")),
@@ -82,11 +82,16 @@ fn main() {
                     .init(&labels)
                     .expect("STACO"),
             ),
-            Box::new(PauciConfig::new().with_alpha(0.3).init().expect("PAUCI")),
+            Box::new(
+                PauciConfig::new()
+                    .with_alpha(0.3)
+                    .init(&labels)
+                    .expect("PAUCI"),
+            ),
             Box::new(
                 UpauciConfig::new()
                     .with_alpha(0.3)
-                    .init(batch)
+                    .init(&labels)
                     .expect("UPAUCI"),
             ),
         ];

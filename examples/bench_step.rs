@@ -175,7 +175,7 @@ fn bench_model<M: Scorer>(
     let mut first = Phases::new(&["first step (compilation, tuning)"]);
     let mut m = model.clone();
     let mut optim = AdamConfig::new().init();
-    let mut erm = ErmConfig::new().init().unwrap();
+    let mut erm = ErmConfig::new().init(&source.labels()).unwrap();
     for step in 0..total {
         let ids = ids_of(step);
         let t = Instant::now();

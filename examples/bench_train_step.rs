@@ -86,7 +86,7 @@ fn main() {
             .with_weight_decay(0.0)
             .init(&[1.0, -1.0])
             .unwrap();
-        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
+        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap();
         let mut duals = DualState::new(n / 10, 0.7);
         for name in [
             "deep ADMM (CVaR)",

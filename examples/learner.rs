@@ -134,6 +134,8 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let objective = SopaConfig::new(0.5).init(&train.signed_labels())?;
     let model = ObjectiveModel::new(scorer, objective);
     let interrupter = model.interrupter();
+    // SOPA's own value over the validation split (read-only), the loss trained.
+    let validation_loss = model.validation_loss();
     let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
     let mut training = SupervisedTraining::new(
         &args.out,
@@ -141,9 +143,11 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         loader(&sb, test.positive.len(), 2),
     )
     .num_epochs(args.epochs)
-    // The dashboard and the logs show the split's AUROC and pAUC after every epoch.
+    // The dashboard and the logs show the split's AUROC and pAUC (in percent) and SOPA's
+    // value after every epoch.
     .metric_valid_numeric(RankingMetric::auroc())
     .metric_valid_numeric(RankingMetric::pauc(0.05, 0.5))
+    .metric_valid_numeric(validation_loss)
     .with_default_checkpointers()
     .with_interrupter(interrupter);
     if let Some(epoch) = args.resume_from {

@@ -6,7 +6,9 @@
 //! one [`forward`](train::Objective::forward) that returns the loss tensor to call `backward`
 //! on, its parameter gradients landing on the device the model lives on ([`backend`] picks it
 //! at run time). Its state is a Burn record ([`into_record`](train::Objective::into_record),
-//! [`load_record`](train::Objective::load_record)) that travels beside the model's.
+//! [`try_load_record`](train::Objective::try_load_record)) that travels beside the model's.
+//! `use rankrisk::prelude::*` brings the [`Objective`](train::Objective) trait (whose methods
+//! these are), the configs, the Learner's wrapper and the backend choice into scope.
 //!
 //! SOPA's one-way pAUC over FPR `[0, 0.5]` training a linear scorer in a plain Burn loop (the
 //! same loop takes any [`train::Objective`] and any Burn model implementing
@@ -15,8 +17,7 @@
 //! ```
 //! use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 //! use burn::tensor::{Int, Tensor, TensorData};
-//! use rankrisk::train::{Objective, SopaConfig};
-//! use rankrisk::{BackendKind, autodiff_device, scores_to_cpu};
+//! use rankrisk::prelude::*;
 //! use rankrisk_models::{LinearScorerConfig, Scorer};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -71,3 +72,20 @@ pub use metrics::plot;
 
 pub use backend::{BackendKind, autodiff_device, device};
 pub use bridge::{scores_to_cpu, surrogate};
+
+/// What a Burn program that trains with rankrisk's objectives imports,
+/// `use rankrisk::prelude::*;`: the [`Objective`](train::Objective) trait (`forward`,
+/// `into_record`, `try_load_record` and `load_record` are its methods, so they need it in
+/// scope), every objective's config and type, the Learner's wrapper and ranking metrics, and
+/// the backend choice.
+pub mod prelude {
+    pub use crate::backend::{BackendKind, autodiff_device, device};
+    pub use crate::bridge::scores_to_cpu;
+    pub use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
+    pub use crate::train::learner::{LearnerBatch, ObjectiveModel, RankingMetric, ScoreOutput};
+    pub use crate::train::{
+        AucM, AucMConfig, DeepAdmm, DeepAdmmConfig, Erm, ErmConfig, MiniBatchPauc,
+        MiniBatchPaucConfig, Objective, Pauci, PauciConfig, Sopa, SopaConfig, SopaS, SopaSConfig,
+        SotaS, SotaSConfig, Staco, StacoConfig, TrainError, Upauci, UpauciConfig,
+    };
+}

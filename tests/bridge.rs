@@ -57,7 +57,7 @@ fn check_backend(kind: BackendKind) {
     let cpu = scores_to_cpu(scores.clone()).unwrap();
     let ids: Vec<usize> = (0..cpu.len()).collect();
     let g = ErmConfig::new()
-        .init()
+        .init(&data.y)
         .unwrap()
         .batch_gradient(&cpu, &data.y, &ids)
         .unwrap()

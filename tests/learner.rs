@@ -66,12 +66,14 @@ fn weights(m: &LinearScorer) -> Vec<f32> {
 }
 
 /// Train SOPA under the Learner in `dir` for `epochs` epochs, resuming from the checkpoint of
-/// epoch `from` when given; the model starts from `seed`'s initialization.
+/// epoch `from` when given; the model starts from `seed`'s initialization, SOPA's FPR bound
+/// is `beta`.
 fn run_sopa(
     dir: &std::path::Path,
     epochs: usize,
     from: Option<usize>,
     seed: u64,
+    beta: f64,
 ) -> Option<(Vec<f32>, Vec<f64>)> {
     let (task, batcher) = shirts()?;
     let labels = task.signed_labels();
@@ -83,7 +85,7 @@ fn run_sopa(
             .set_device(device.clone())
             .build(InMemDataset::new(ids))
     };
-    let sopa = SopaConfig::new(0.5).with_eta(0.5).init(&labels).unwrap();
+    let sopa = SopaConfig::new(beta).with_eta(0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, seed), sopa);
     let objective = model.objective.clone();
     let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
@@ -107,13 +109,13 @@ fn a_learner_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one() {
     let _one_at_a_time = SEEDING.lock().unwrap_or_else(|p| p.into_inner());
     let base = std::env::temp_dir().join(format!("rankrisk-learner-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
-    let Some((w_full, t_full)) = run_sopa(&base.join("full"), 2, None, 1) else {
+    let Some((w_full, t_full)) = run_sopa(&base.join("full"), 2, None, 1, 0.5) else {
         return;
     };
-    let (_, t_first) = run_sopa(&base.join("split"), 1, None, 1).unwrap();
+    let (_, t_first) = run_sopa(&base.join("split"), 1, None, 1, 0.5).unwrap();
     // A fresh process's state: another initialization, SOPA's thresholds at 0; the checkpoint
     // of epoch 1 brings back both.
-    let (w_resumed, t_resumed) = run_sopa(&base.join("split"), 2, Some(1), 99).unwrap();
+    let (w_resumed, t_resumed) = run_sopa(&base.join("split"), 2, Some(1), 99, 0.5).unwrap();
     assert!(
         t_first.iter().any(|&t| t != 0.0),
         "the thresholds moved in epoch 1"
@@ -121,7 +123,61 @@ fn a_learner_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one() {
     assert_ne!(t_first, t_full, "epoch 2 moved them again");
     assert_eq!(t_resumed, t_full, "SOPA's thresholds");
     assert_eq!(w_resumed, w_full, "the network's weights");
+    // The checkpoint holds SOPA's settings: resuming it with another beta is refused, the
+    // setting named (a panic, as Burn's own loader panics on a record that does not fit).
+    let refused = std::panic::catch_unwind(|| run_sopa(&base.join("split"), 2, Some(1), 99, 0.1));
+    let payload = refused.expect_err("a checkpoint of other settings did not load");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("`beta` is 0.5 in the record, 0.1 in this SOPA"),
+        "{message}"
+    );
     std::fs::remove_dir_all(&base).ok();
+}
+
+/// `DualLoader` under the Learner: at batch 4 with 10% positives, where two uniform batches in
+/// three hold one class, every batch of the DualSampler order holds both, so an unwired SOPA
+/// run trains through its epochs with no refused batch.
+#[test]
+fn a_dual_loader_gives_the_learner_both_classes_in_every_batch() {
+    use rankrisk_datasets::loader::DualLoader;
+    use rankrisk_datasets::sampler::DualSampler;
+
+    let _one_at_a_time = SEEDING.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((task, batcher)) = shirts() else {
+        return;
+    };
+    let labels = task.signed_labels();
+    let device = autodiff_device(BackendKind::Ndarray).unwrap();
+    let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
+    let share = positive.iter().filter(|&&p| p).count() as f64 / labels.len() as f64;
+    assert!(share < 0.15, "shirts are {share} of the set");
+    let sampler = DualSampler::new(&positive, 4, 0.25, 7).unwrap();
+    let train = Arc::new(DualLoader::new(sampler, batcher.clone(), &device));
+    let valid = DataLoaderBuilder::new(batcher.clone())
+        .batch_size(50)
+        .set_device(device.clone())
+        .build(InMemDataset::new(interleaved(&labels)[..100].to_vec()));
+    let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
+    let model = ObjectiveModel::new(scorer(&device, 2), sopa);
+    let objective = model.objective.clone();
+    let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
+    let dir = std::env::temp_dir().join(format!("rankrisk-learner-dual-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = SupervisedTraining::new(&dir, train, valid)
+        .num_epochs(2)
+        .launch(learner);
+    assert!(result.error.is_none() && result.interrupted.is_none());
+    assert!(result.model.error().is_none());
+    let thresholds = objective.lock().state()[0].1.clone();
+    assert!(
+        thresholds.iter().all(|&t| t != 0.0),
+        "every positive was seen"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -140,7 +196,7 @@ fn a_bad_batch_stops_the_learner_with_the_objectives_message() {
             .set_device(device.clone())
             .build(InMemDataset::new(ids))
     };
-    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, 3), mb);
     let interrupter = model.interrupter();
     let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
@@ -190,10 +246,11 @@ fn a_bad_batch_stops_an_unwired_learner_with_the_objectives_message() {
     let training = SupervisedTraining::new(&dir, loader(order.clone()), loader(order))
         .num_epochs(2)
         .with_default_checkpointers();
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        training.launch(learner)
-    }));
-    let payload = outcome.err().expect("the run did not go on past the refused batch");
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| training.launch(learner)));
+    let payload = outcome
+        .err()
+        .expect("the run did not go on past the refused batch");
     let message = payload
         .downcast_ref::<String>()
         .cloned()
@@ -239,7 +296,8 @@ fn the_learner_reports_auroc_and_pauc_and_keeps_the_best_by_pauc() {
             .build(InMemDataset::new(ids))
     };
     let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
-    let model = ObjectiveModel::new(scorer(&device, 5), sopa);
+    let model = ObjectiveModel::new(scorer(&device, 5), sopa.clone());
+    let objective_loss = model.validation_loss();
     let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
     let dir = std::env::temp_dir().join(format!("rankrisk-learner-metrics-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -249,6 +307,8 @@ fn the_learner_reports_auroc_and_pauc_and_keeps_the_best_by_pauc() {
         .metric_valid_numeric(RankingMetric::auroc())
         .metric_valid_numeric(by_pauc.clone())
         .metric_valid_numeric(RankingMetric::two_way_pauc(0.8, 0.2))
+        .metric_valid_numeric(objective_loss)
+        .metric_valid_numeric(burn::train::metric::AurocMetric::binary())
         .with_default_checkpointers()
         .with_checkpointing_strategy(
             ComposedCheckpointingStrategy::builder()
@@ -275,15 +335,28 @@ fn the_learner_reports_auroc_and_pauc_and_keeps_the_best_by_pauc() {
         let last = text.lines().last().unwrap();
         last.split(',').next().unwrap().parse().unwrap()
     };
+    // In percent, as Burn's own AUROC, which reads the same steps' output and agrees.
     let (a, p) = (logged("AUROC"), logged("pAUC [0.05, 0.5]"));
-    assert!((a - auc(&scores, &y).unwrap()).abs() < 1e-6, "AUROC {a}");
     assert!(
-        (p - pauc(&scores, &y, 0.05, 0.5).unwrap()).abs() < 1e-6,
+        (a - 100.0 * auc(&scores, &y).unwrap()).abs() < 1e-4,
+        "AUROC {a}"
+    );
+    assert!(
+        (p - 100.0 * pauc(&scores, &y, 0.05, 0.5).unwrap()).abs() < 1e-4,
         "pAUC {p}"
     );
-    assert!(a > 0.5 && p > 0.0, "trained: AUROC {a}, pAUC {p}");
+    assert!(a > 50.0 && p > 0.0, "trained: AUROC {a}, pAUC {p}");
+    let burns = logged("AUROC [Macro]");
+    assert!((burns - a).abs() < 1e-3, "Burn's AUROC {burns}, ours {a}");
     let two_way = logged("two-way pAUC [tpr 0.8, fpr 0.2]");
-    assert!((0.0..=1.0).contains(&two_way));
+    assert!((0.0..=100.0).contains(&two_way));
+    // The validation loss is SOPA's own value over the split, read-only.
+    let objective = logged("SOPA objective");
+    let want = sopa.evaluate(&scores, &y).unwrap();
+    assert!(
+        (objective - want).abs() < 1e-6,
+        "SOPA objective {objective}, {want}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -96,15 +96,18 @@ fn forward_is_the_cpu_interface<O: Objective + Clone + PartialEq + std::fmt::Deb
 
 #[test]
 fn forward_gives_the_gradients_and_loss_of_the_cpu_interface() {
-    forward_is_the_cpu_interface("ERM", ErmConfig::new().init().unwrap());
-    forward_is_the_cpu_interface("MB", MiniBatchPaucConfig::new(0.0, 0.5).init().unwrap());
+    forward_is_the_cpu_interface("ERM", ErmConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface(
+        "MB",
+        MiniBatchPaucConfig::new(0.0, 0.5).init(&LABELS).unwrap(),
+    );
     forward_is_the_cpu_interface("SOPA", SopaConfig::new(0.5).init(&LABELS).unwrap());
     forward_is_the_cpu_interface("SOPA-s", SopaSConfig::new().init(&LABELS).unwrap());
     forward_is_the_cpu_interface("SOTA-s", SotaSConfig::new().init(&LABELS).unwrap());
     forward_is_the_cpu_interface("AUC-M", AucMConfig::new().init(&LABELS).unwrap());
     forward_is_the_cpu_interface("STACO", StacoConfig::new().init(&LABELS).unwrap());
-    forward_is_the_cpu_interface("PAUCI", PauciConfig::new().init().unwrap());
-    forward_is_the_cpu_interface("UPAUCI", UpauciConfig::new().init(LABELS.len()).unwrap());
+    forward_is_the_cpu_interface("PAUCI", PauciConfig::new().init(&LABELS).unwrap());
+    forward_is_the_cpu_interface("UPAUCI", UpauciConfig::new().init(&LABELS).unwrap());
 }
 
 #[test]
@@ -180,7 +183,7 @@ fn record_round_trip<O: Objective + Clone + PartialEq + std::fmt::Debug>(
     train(&mut original, 0, 5);
     let bytes = original.clone().into_record().into_bytes().unwrap();
     let record = ModuleRecord::from_bytes(bytes).unwrap();
-    let mut loaded = fresh().load_record(record).unwrap();
+    let mut loaded = fresh().try_load_record(record).unwrap();
     assert_eq!(loaded, original, "{name}: the loaded state");
     assert_ne!(loaded, fresh(), "{name}: the state moved in 5 steps");
     train(&mut original, 5, 10);
@@ -196,18 +199,15 @@ fn records_continue_bit_for_bit_after_a_burnpack_round_trip() {
     record_round_trip("AUC-M", || AucMConfig::new().init(&LABELS).unwrap());
     record_round_trip("STACO", || StacoConfig::new().init(&LABELS).unwrap());
     record_round_trip("PAUCI", || {
-        PauciConfig::new().with_alpha(0.5).init().unwrap()
+        PauciConfig::new().with_alpha(0.5).init(&LABELS).unwrap()
     });
     record_round_trip("UPAUCI", || {
-        UpauciConfig::new()
-            .with_alpha(0.5)
-            .init(LABELS.len())
-            .unwrap()
+        UpauciConfig::new().with_alpha(0.5).init(&LABELS).unwrap()
     });
-    // The stateless objectives round-trip an empty record.
-    let erm = ErmConfig::new().init().unwrap();
-    let record = ModuleRecord::from_bytes(erm.into_record().into_bytes().unwrap()).unwrap();
-    assert_eq!(erm.load_record(record).unwrap(), erm);
+    // The stateless objectives round-trip a record of their settings alone.
+    let erm = ErmConfig::new().init(&LABELS).unwrap();
+    let record = ModuleRecord::from_bytes(erm.clone().into_record().into_bytes().unwrap()).unwrap();
+    assert_eq!(erm.clone().try_load_record(record).unwrap(), erm);
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn the_deep_admm_state_round_trips_exactly() {
         .unwrap();
     let record =
         ModuleRecord::from_bytes(admm.clone().into_record().into_bytes().unwrap()).unwrap();
-    let loaded = cfg.init(&LABELS).unwrap().load_record(record).unwrap();
+    let loaded = cfg.init(&LABELS).unwrap().try_load_record(record).unwrap();
     assert_eq!(loaded.state, admm.state);
     assert!(admm.state.k == 2 && admm.state.z.iter().any(|&z| z != 0.0));
 }
@@ -234,22 +234,86 @@ fn a_record_of_another_objective_or_training_set_is_refused() {
     let e = SopaSConfig::new()
         .init(&LABELS)
         .unwrap()
-        .load_record(record())
+        .try_load_record(record())
         .unwrap_err();
     assert!(e.to_string().starts_with("SOPA-s's record:"), "{e}");
     let e = ErmConfig::new()
-        .init()
+        .init(&LABELS)
         .unwrap()
-        .load_record(record())
+        .try_load_record(record())
         .unwrap_err();
     assert!(e.to_string().starts_with("ERM's record:"), "{e}");
     // Another training set: 3 positives, not 5.
     let e = SopaConfig::new(0.5)
         .init(&[1.0, 1.0, 1.0, -1.0])
         .unwrap()
-        .load_record(record())
+        .try_load_record(record())
         .unwrap_err();
     assert!(e.to_string().contains("another training set"), "{e}");
+    // Another training set with as many positives (its labels in another order): the
+    // fingerprint of the labels tells.
+    let mut shuffled = LABELS;
+    shuffled.rotate_left(1);
+    let e = SopaConfig::new(0.5)
+        .init(&shuffled)
+        .unwrap()
+        .try_load_record(record())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("another training set")
+            && e.to_string().contains("the same counts, other labels"),
+        "{e}"
+    );
+    // The same set with other settings: the setting is named with both values.
+    let e = SopaConfig::new(0.1)
+        .init(&LABELS)
+        .unwrap()
+        .try_load_record(record())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`beta` is 0.5 in the record, 0.1 in this SOPA"),
+        "{e}"
+    );
+    let e = SopaConfig::new(0.5)
+        .with_eta(0.5)
+        .init(&LABELS)
+        .unwrap()
+        .try_load_record(record())
+        .unwrap_err();
+    assert!(e.to_string().contains("`eta` is 0.1 in the record"), "{e}");
+    // A setting that is not a number is named too.
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&LABELS).unwrap();
+    let e = MiniBatchPaucConfig::new(0.05, 0.5)
+        .with_loss(rankrisk::pauc::objective::PairLoss::SquaredHinge)
+        .init(&LABELS)
+        .unwrap()
+        .try_load_record(mb.into_record())
+        .unwrap_err();
+    assert!(e.to_string().contains("`loss` differs"), "{e}");
+    // A record of the state alone (written before records held the settings) still loads.
+    let old = {
+        use burn::module::Module;
+        rankrisk::train::state_record::StateVectors::of(&sopa.state()).into_record()
+    };
+    let loaded = SopaConfig::new(0.5)
+        .init(&LABELS)
+        .unwrap()
+        .try_load_record(old);
+    assert_eq!(loaded.unwrap(), sopa);
+    // The panicking form, as Burn's Module::load_record.
+    let refused = std::panic::catch_unwind(|| {
+        SopaConfig::new(0.1)
+            .init(&LABELS)
+            .unwrap()
+            .load_record(record())
+    });
+    assert!(refused.is_err());
+    let loaded = SopaConfig::new(0.5)
+        .init(&LABELS)
+        .unwrap()
+        .load_record(record());
+    assert_eq!(loaded, sopa);
 }
 
 #[test]
@@ -319,7 +383,7 @@ fn configs_refuse_settings_out_of_range_and_one_class_labels() {
             .is_err()
     );
     assert!(AucMConfig::new().with_lr(-1.0).init(&LABELS).is_err());
-    assert!(MiniBatchPaucConfig::new(0.5, 0.2).init().is_err());
+    assert!(MiniBatchPaucConfig::new(0.5, 0.2).init(&LABELS).is_err());
     let e = SopaConfig::new(0.5).init(&[1.0, 1.0]).unwrap_err();
     assert!(e.to_string().contains("both classes"), "{e}");
     // Burn's 0/1 targets work as labels too.
@@ -344,7 +408,7 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
     sbcd.init_duals(&scores).unwrap();
     let record =
         ModuleRecord::from_bytes(sbcd.clone().into_record().into_bytes().unwrap()).unwrap();
-    let loaded = cfg.init(&labels).unwrap().load_record(record).unwrap();
+    let loaded = cfg.init(&labels).unwrap().try_load_record(record).unwrap();
     assert_eq!(loaded.state(), sbcd.state());
     assert!(sbcd.state().duals_m.lambda.iter().any(|&l| l != 0.0));
     // SOPA's record, or one of another training set, does not load.
@@ -352,7 +416,7 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
     let e = cfg
         .init(&labels)
         .unwrap()
-        .load_record(sopa.into_record())
+        .try_load_record(sopa.into_record())
         .unwrap_err();
     assert!(e.to_string().starts_with("AGD-SBCD's record:"), "{e}");
     let other: Vec<f64> = (0..40)
@@ -361,7 +425,7 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
     let e = cfg
         .init(&other)
         .unwrap()
-        .load_record(sbcd.into_record())
+        .try_load_record(sbcd.clone().into_record())
         .unwrap_err();
     assert!(e.to_string().contains("another training set"), "{e}");
 }
@@ -444,8 +508,8 @@ fn staco_follows_libauc_step_by_step() {
 fn a_resnet_custom_loop_saved_mid_run_continues_bit_for_bit() {
     use burn::module::Module;
     use burn::optim::{AdamConfig, ModuleOptimizer};
-    use rankrisk::train::checkpoint;
     use rankrisk::train::SotaS;
+    use rankrisk::train::checkpoint;
     use rankrisk_models::{ResNet20, ResNet20Config, Scorer};
 
     let device = device();
@@ -540,7 +604,7 @@ fn a_resnet_custom_loop_saved_mid_run_continues_bit_for_bit() {
     let (model, optim, sota) = fresh(99);
     let loaded: checkpoint::Loaded<ResNet20, usize> = checkpoint::load(&dir, model, optim).unwrap();
     let (mut model, mut optim) = (loaded.model, loaded.optim);
-    let mut sota = sota.load_record(loaded.objective.unwrap()).unwrap();
+    let mut sota = sota.try_load_record(loaded.objective.unwrap()).unwrap();
     let mut resumed = Vec::new();
     for k in loaded.state..8 {
         let (m, l) = step(model, &mut optim, &mut sota, k);
@@ -548,6 +612,183 @@ fn a_resnet_custom_loop_saved_mid_run_continues_bit_for_bit() {
         resumed.push(l);
     }
     assert_eq!(resumed, losses[4..], "the training losses after the reload");
-    assert_eq!(evaluate(&model), scores, "the evaluation scores after the reload");
+    assert_eq!(
+        evaluate(&model),
+        scores,
+        "the evaluation scores after the reload"
+    );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `evaluate` against independent oracles, on a validation batch (no ids; labels 1 / 0) of
+/// 4 positives and 6 negatives: it moves no state, and each objective's auxiliary variables
+/// sit at their optimum for the batch.
+#[test]
+fn evaluate_is_read_only_and_at_the_batchs_optimum() {
+    use rankrisk::math::loss::sigmoid;
+    use rankrisk::pauc::objective::{PairLoss, objective_and_score_grad};
+
+    let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4, 0.2, -0.7];
+    let classes = [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let h: Vec<f64> = s.iter().map(|&v| sigmoid(v)).collect();
+    let (hp, hn) = h.split_at(4);
+    // The mean of the k largest.
+    let top = |v: &[f64], k: usize| {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| b.total_cmp(a));
+        v[..k].iter().sum::<f64>() / k as f64
+    };
+    let close = |a: f64, b: f64, what: &str| assert!((a - b).abs() < 1e-12, "{what}: {a} vs {b}");
+
+    // SOPA: the one-way pAUC objective over FPR [0, beta] (the pAUC module's formula).
+    let mut sopa = SopaConfig::new(0.5).init(&LABELS).unwrap();
+    train(&mut sopa, 0, 3);
+    let before = sopa.state();
+    let (want, _, _) = objective_and_score_grad(hp, hn, PairLoss::SquaredHinge, 0.0, 0.5).unwrap();
+    close(sopa.evaluate(&s, &classes).unwrap(), want, "SOPA");
+    assert_eq!(sopa.state(), before, "SOPA's state moved");
+
+    // STACO: each positive's mean loss over its theta_1 B- = 3 hardest negatives, averaged
+    // over the theta_0 B+ = 2 positives where that mean is largest.
+    let staco = StacoConfig::new().init(&LABELS).unwrap();
+    let margin = StacoConfig::new().margin;
+    let g_m: Vec<f64> = hp
+        .iter()
+        .map(|&a| {
+            let row: Vec<f64> = hn
+                .iter()
+                .map(|&b| (margin - (a - b)).max(0.0).powi(2))
+                .collect();
+            top(&row, 3)
+        })
+        .collect();
+    close(staco.evaluate(&s, &classes).unwrap(), top(&g_m, 2), "STACO");
+
+    // SOPA-s, SOTA-s, PAUCI, ERM, MB: the loss their batch step reports (which does not
+    // depend on their state), and no state moves.
+    let ids: Vec<usize> = (0..10).collect();
+    let signs: Vec<f64> = classes.iter().map(|&c| 2.0 * c - 1.0).collect();
+    let ten = [1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0];
+    let check = |name: &str, o: &mut dyn Objective| {
+        let before = o.state();
+        let value = o.evaluate(&s, &classes).unwrap();
+        assert_eq!(o.state(), before, "{name}: the state moved");
+        let stepped = o.batch_gradient(&s, &signs, &ids).unwrap().loss;
+        close(value, stepped, name);
+    };
+    check("SOPA-s", &mut SopaSConfig::new().init(&ten).unwrap());
+    check("SOTA-s", &mut SotaSConfig::new().init(&ten).unwrap());
+    check(
+        "PAUCI",
+        &mut PauciConfig::new().with_alpha(0.5).init(&ten).unwrap(),
+    );
+    check("ERM", &mut ErmConfig::new().init(&ten).unwrap());
+    check(
+        "MB",
+        &mut MiniBatchPaucConfig::new(0.0, 0.5).init(&ten).unwrap(),
+    );
+
+    // UPAUCI: the weights evaluate picks are each instance's maximizer: the step's loss at
+    // them equals evaluate's, and moving any weight lowers it.
+    for omega in [0.0, 0.1] {
+        let mut u = UpauciConfig::new()
+            .with_alpha(0.5)
+            .with_omega(omega)
+            .with_lr(0.0)
+            .with_lr_weights(0.0)
+            .init(&ten)
+            .unwrap();
+        let value = u.evaluate(&s, &classes).unwrap();
+        let x = u.scalars;
+        let g1 = 1.0 + x.gamma;
+        let excess: Vec<f64> = h
+            .iter()
+            .zip(&ten)
+            .map(|(&f, &y)| {
+                if y > 0.0 {
+                    (f - x.a).powi(2) - 2.0 * g1 * f - x.s_pos
+                } else {
+                    (f - x.b).powi(2) + 2.0 * g1 * f - x.s_neg
+                }
+            })
+            .collect();
+        let best: Vec<f64> = excess
+            .iter()
+            .map(|&e| {
+                // The grid maximizer of c e - omega c^2 over [0, 1].
+                (0..=1000)
+                    .map(|i| i as f64 / 1000.0)
+                    .max_by(|a, b| (a * e - omega * a * a).total_cmp(&(b * e - omega * b * b)))
+                    .unwrap()
+            })
+            .collect();
+        u.weights = best.clone();
+        let at_best = u.clone().batch_gradient(&s, &ten, &ids).unwrap().loss;
+        assert!(
+            (value - at_best).abs() < 1e-6,
+            "UPAUCI omega {omega}: {value} vs {at_best}"
+        );
+        for (k, &b) in best.iter().enumerate() {
+            for delta in [0.3, -0.3] {
+                let mut v = u.clone();
+                v.weights[k] = (b + delta).clamp(0.0, 1.0);
+                if v.weights[k] != b {
+                    let moved = v.batch_gradient(&s, &ten, &ids).unwrap().loss;
+                    assert!(moved <= value + 1e-12, "UPAUCI weight {k} moved by {delta}");
+                }
+            }
+        }
+    }
+
+    // AUC-M: a brute-force min over a, b and max over alpha >= 0 of its batch loss.
+    let aucm = AucMConfig::new()
+        .with_imratio(Some(0.4))
+        .init(&LABELS)
+        .unwrap();
+    let loss = |a: f64, b: f64, alpha: f64| {
+        let (p, mut sq, mut mt) = (0.4, 0.0, 0.0);
+        for (&f, &y) in h.iter().zip(&ten) {
+            if y > 0.0 {
+                sq += (1.0 - p) * (f - a).powi(2);
+                mt -= (1.0 - p) * f;
+            } else {
+                sq += p * (f - b).powi(2);
+                mt += p * f;
+            }
+        }
+        let pp = p * (1.0 - p);
+        sq / 10.0 + 2.0 * alpha * (pp * 1.0 + mt / 10.0) - pp * alpha * alpha
+    };
+    let grid = |n: usize, hi: f64| (0..=n).map(move |i| hi * i as f64 / n as f64);
+    let brute = grid(100, 1.0)
+        .flat_map(|a| grid(100, 1.0).map(move |b| (a, b)))
+        .map(|(a, b)| {
+            grid(400, 4.0)
+                .map(|alpha| loss(a, b, alpha))
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .fold(f64::INFINITY, f64::min);
+    let value = aucm.evaluate(&s, &classes).unwrap();
+    // The grids' steps (0.01) bound the gap: a, b from above, alpha from below.
+    assert!((value - brute).abs() < 1e-4, "AUC-M {value} vs {brute}");
+
+    // The deep ADMM: CVaR at q = 0.5, the mean of the 5 largest logistic losses.
+    let admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.5 })
+        .init(&ten)
+        .unwrap();
+    let losses: Vec<f64> = s
+        .iter()
+        .zip(&ten)
+        .map(|(&v, &y)| (1.0 + (-y * v).exp()).ln())
+        .collect();
+    let value = admm.evaluate(&s, &classes).unwrap();
+    close(value, top(&losses, 5), "deep ADMM");
+
+    // A pairwise objective on one class, and a bad batch, are refused.
+    assert!(matches!(
+        sopa.evaluate(&s[..4], &classes[..4]),
+        Err(TrainError::OneClassBatch { .. })
+    ));
+    assert!(sopa.evaluate(&s, &classes[..3]).is_err());
+    assert!(sopa.evaluate(&[f64::NAN, 0.0], &[1.0, 0.0]).is_err());
 }

@@ -175,7 +175,9 @@ fn a_sharded_step_gives_the_one_device_gradient() {
     for (name, devices) in device_sets() {
         let shards = Shards::new(devices).unwrap();
         let m = model(shards.main());
-        let mut mb = MiniBatchPaucConfig::new(0.0, 0.5).init().unwrap();
+        let mut mb = MiniBatchPaucConfig::new(0.0, 0.5)
+            .init(&src.labels())
+            .unwrap();
         let (ga, grads_a) = single(&m, &host, shards.main(), &mut mb.clone());
         let out = shards
             .step(
@@ -202,11 +204,11 @@ fn a_sharded_step_gives_the_one_device_gradient() {
 fn check_training(name: &str, shards: &Shards) {
     let labels = source().labels();
     let start = model(shards.main());
-    let erm = ErmConfig::new().init().unwrap();
+    let erm = ErmConfig::new().init(&labels).unwrap();
     let (a, b) = train_both(&start, &erm, shards, 5);
     let d = max_rel(&a, &b);
     assert!(d < 1e-4, "{name}, CE: relative difference {d}");
-    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap();
     let (a, b) = train_both(&start, &mb, shards, 5);
     let d = max_rel(&a, &b);
     assert!(d < 1e-4, "{name}, MB: relative difference {d}");
@@ -329,6 +331,10 @@ impl Objective for Recording {
         self.erm.batch_gradient(scores, labels, ids)
     }
 
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        self.erm.evaluate(scores, labels)
+    }
+
     fn name(&self) -> &'static str {
         "recording ERM"
     }
@@ -359,7 +365,7 @@ fn burn_learner_multi_device_shares_one_objective_state() {
     let scorer = model(&flex);
     let start = params(&scorer);
     let objective = Recording {
-        erm: ErmConfig::new().init().unwrap(),
+        erm: ErmConfig::new().init(&src.labels()).unwrap(),
         seen: Vec::new(),
     };
     let wrapped = ObjectiveModel::new(scorer, objective);

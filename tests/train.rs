@@ -61,7 +61,7 @@ fn erm_objective_through_the_bridge_equals_the_direct_burn_loss() {
         let cpu = scores_to_cpu(scores.clone()).unwrap();
         let ids: Vec<usize> = (0..t.n()).collect();
         let g = ErmConfig::new()
-            .init()
+            .init(&t.y)
             .unwrap()
             .batch_gradient(&cpu, &t.y, &ids)
             .unwrap();
@@ -170,9 +170,15 @@ fn bad_batches_are_errors() {
         admm.batch_gradient(&[0.1], &[1.0], &[3]),
         Err(TrainError::IdOutOfRange { id: 3, n: 3 })
     ));
+    // Sample 0 is a positive of the training set: a batch that says otherwise is named so.
     assert!(matches!(
         admm.batch_gradient(&[0.1], &[-1.0], &[0]),
-        Err(TrainError::BadLabel { .. })
+        Err(TrainError::LabelDisagrees {
+            index: 0,
+            id: 0,
+            training: 1.0,
+            ..
+        })
     ));
     assert!(
         DeepAdmmConfig::new(Weights::Erm)
@@ -186,7 +192,7 @@ fn bad_batches_are_errors() {
             .init(&[1.0, -1.0])
             .is_err()
     );
-    let mut erm = ErmConfig::new().init().unwrap();
+    let mut erm = ErmConfig::new().init(&[1.0, -1.0]).unwrap();
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
@@ -455,7 +461,7 @@ mod resume {
             let loaded: checkpoint::Loaded<_, LoopState> =
                 checkpoint::load(dir, model, optim).unwrap();
             // The objective's state travels as its Burn record (objective.bpk).
-            admm = admm.load_record(loaded.objective.unwrap()).unwrap();
+            admm = admm.try_load_record(loaded.objective.unwrap()).unwrap();
             (loaded.model, loaded.anchor, loaded.optim, loaded.state)
         } else {
             let st = LoopState {
@@ -563,7 +569,7 @@ fn deep_baselines_raise_training_pauc_on_real_images() {
         let (lr, mut objective, mut optim): (f64, Box<dyn Objective>, _) = match name {
             "CE" => (
                 1e-3,
-                Box::new(ErmConfig::new().init().unwrap()),
+                Box::new(ErmConfig::new().init(&labels).unwrap()),
                 AdamConfig::new().init(),
             ),
             "AUC-M" => (
@@ -582,7 +588,7 @@ fn deep_baselines_raise_training_pauc_on_real_images() {
             ),
             _ => (
                 0.1,
-                Box::new(MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap()),
+                Box::new(MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap()),
                 SgdConfig::new().init(),
             ),
         };

@@ -41,7 +41,7 @@ fn a_step_reads_the_scores_once_and_uploads_the_gradient_once() {
         let device = autodiff_device(kind).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let mut model = ResNet20Config::new().with_in_channels(1).init(&device);
         let mut optim = AdamConfig::new().init();
-        let mut erm = ErmConfig::new().init().unwrap();
+        let mut erm = ErmConfig::new().init(&host_batch().targets).unwrap();
         let host = host_batch();
         let shards = Shards::one(device.clone());
         for step in 0..3 {

@@ -16,7 +16,8 @@
 //!   ([`memory::check_dense`]); text files must be UTF-8;
 //! - ratings matrices (MovieLens 100K) for matrix factorization and completion ([`ratings`]);
 //! - training: samplers ([`sampler`]), Burn batchers and the [`ImageSource`] contract every
-//!   training loop reads batches through ([`batcher`]).
+//!   training loop reads batches through ([`batcher`]), and a Burn `DataLoader` whose every
+//!   batch holds both classes, for burn-train's Learner ([`loader`]).
 //!
 //! A vendored set of the rank-based paper, standardized and split as its experiments do, and
 //! balanced batches of sample ids for the training loop:
@@ -49,6 +50,7 @@ pub mod folder;
 pub mod idx;
 pub mod imageset;
 pub mod keel;
+pub mod loader;
 pub mod memory;
 pub mod ratings;
 pub mod sampler;

@@ -79,6 +79,11 @@ impl DualSampler {
         })
     }
 
+    /// Samples per batch.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
     /// Batches per epoch (one pass over the negatives, the last batch may be short).
     pub fn batches_per_epoch(&self) -> usize {
         self.negatives

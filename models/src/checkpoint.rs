@@ -10,8 +10,8 @@
 //! functions for their optimizer and state files.
 
 use std::io::{Read, Write};
-use std::sync::Mutex;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::store::{BurnpackStore, ModuleSnapshot};

@@ -57,7 +57,7 @@ fn logistic(scores: &[f64], y: &[f64]) -> Result<(f64, Vec<f32>), SmokeError> {
     let ids: Vec<usize> = (0..scores.len()).collect();
     let g = ErmConfig::new()
         .with_loss(Loss::Logistic)
-        .init()?
+        .init(y)?
         .batch_gradient(scores, y, &ids)?;
     Ok((g.loss, g.grad))
 }

@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
 use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, training_positives, unknown_state,
+    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, training_positives,
+    unknown_state,
 };
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of [`AucM`] (Yuan et al. 2021, the AUC-M loss trained by PESG); the defaults are
@@ -93,6 +95,7 @@ impl AucMConfig {
             alpha: 0.0,
             a_ref: 0.0,
             b_ref: 0.0,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -118,6 +121,10 @@ pub struct AucM {
     pub alpha: f64,
     a_ref: f64,
     b_ref: f64,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl AucM {
@@ -182,8 +189,45 @@ impl Objective for AucM {
         Ok(BatchGradient { loss, grad })
     }
 
+    /// The loss at its saddle point in `a`, `b`, `alpha` on this batch: `a` and `b` the mean
+    /// sigmoid score of the batch's positives and negatives, `alpha = max(0, m + mean[p h
+    /// 1(y=-1) - (1-p) h 1(y=1)] / (p(1-p)))`, which adds `c^2 / (p(1-p))` for `c = p(1-p) m +
+    /// mean[...]` when `c > 0`.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, _) = evaluation_batch(scores, labels)?;
+        let (p, bsz) = (self.p, scores.len() as f64);
+        let h: Vec<f64> = scores.iter().map(|&s| sigmoid(s)).collect();
+        let class_mean = |positive: bool| {
+            let v: Vec<f64> = h
+                .iter()
+                .zip(&signs)
+                .filter(|&(_, &y)| (y > 0.0) == positive)
+                .map(|(&x, _)| x)
+                .collect();
+            v.iter().sum::<f64>() / (v.len().max(1)) as f64
+        };
+        let (a, b) = (class_mean(true), class_mean(false));
+        let (mut squares, mut mean_term) = (0.0, 0.0);
+        for (&x, &y) in h.iter().zip(&signs) {
+            if y > 0.0 {
+                squares += (1.0 - p) * (x - a).powi(2);
+                mean_term -= (1.0 - p) * x;
+            } else {
+                squares += p * (x - b).powi(2);
+                mean_term += p * x;
+            }
+        }
+        let pp = p * (1.0 - p);
+        let c = pp * self.margin + mean_term / bsz;
+        Ok(squares / bsz + if c > 0.0 { c * c / pp } else { 0.0 })
+    }
+
     fn name(&self) -> &'static str {
         "AUC-M"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     /// `[a, b, alpha, a_ref, b_ref, lr]` (the step size moves with PESG's epoch decay).

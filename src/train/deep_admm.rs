@@ -23,8 +23,11 @@ use crate::admm::schedule::{Progress, RhoSchedule};
 use crate::math::loss::Loss;
 use crate::math::pava::Pava;
 use crate::math::weights::{Sigma, Weights};
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, unknown_state};
+use crate::train::objective::{
+    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, unknown_state,
+};
 use crate::train::params::{Snapshot, squared_distance, squared_norm};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
@@ -88,6 +91,8 @@ pub struct DeepAdmm {
     pava: Pava,
     /// The resumable state.
     pub state: AdmmState,
+    /// What it was built from.
+    provenance: Provenance,
 }
 
 impl DeepAdmmConfig {
@@ -137,6 +142,7 @@ impl DeepAdmmConfig {
                 u_prev: vec![0.0; n],
                 dz_norm: 0.0,
             },
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -269,9 +275,11 @@ impl Objective for DeepAdmm {
     ) -> Result<BatchGradient, TrainError> {
         check_batch(scores, labels, ids, Some(self.n()))?;
         if let Some(k) = (0..ids.len()).find(|&k| labels[k] != self.labels[ids[k]]) {
-            return Err(TrainError::BadLabel {
+            return Err(TrainError::LabelDisagrees {
                 index: k,
+                id: ids[k],
                 value: labels[k],
+                training: self.labels[ids[k]],
             });
         }
         let st = &self.state;
@@ -292,8 +300,22 @@ impl Objective for DeepAdmm {
         })
     }
 
+    /// The batch's rank-based risk, eq. (1) of the rank-based paper over its `b` losses
+    /// `l(-y_i s_i)` with the weights `sigma` for `b` samples (the risk the w-steps drive down;
+    /// `z` and `lambda` are the training set's and take no part).
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, _) = evaluation_batch(scores, labels)?;
+        let margins: Vec<f64> = scores.iter().zip(&signs).map(|(&s, &y)| -y * s).collect();
+        let sigma = self.cfg.weights.sigma(margins.len())?;
+        Ok(sigma.rank_loss(&self.cfg.loss, &margins))
+    }
+
     fn name(&self) -> &'static str {
         "deep ADMM"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     /// `z`, `lambda`, `u_prev` per sample and `[rho, k, dz_norm]`.

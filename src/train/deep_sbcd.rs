@@ -1,7 +1,8 @@
 //! AGD-SBCD (papers/partial-auc-fpr-range-agd-sbcd.txt, Algorithms 1-2) for any Burn model:
 //! the model side of [`crate::pauc::agd`], whose iterations it runs unchanged.
 //!
-//! [`BurnModel`] is a Burn module as an [`SbcdModel`]: a block is scored on the device and the
+//! [`BurnModel`] ([`crate::train::sbcd_model`]) is a Burn module as an
+//! [`SbcdModel`](crate::pauc::agd::SbcdModel): a block is scored on the device and the
 //! scores read back once; the CPU core turns them into the indicators `1(l(s_i - s_j) >
 //! lambda_i)`, the dual update (15) and the score coefficients of `G_v`; back on the device,
 //! `G_v` comes from one backward pass through the surrogate `sum_k coef_k s_k`, and the
@@ -15,189 +16,21 @@
 //! each with its own statistics, so that the driver can keep the better one by validation.
 //! What is ours and not Algorithm 2's is listed on [`AgdSbcdConfig`].
 
-use std::collections::HashMap;
-use std::marker::PhantomData;
-
 use burn::config::Config;
-use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
-use burn::optim::GradientsParams;
+use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::{Device, Tensor};
 
 use crate::pauc::PaucError;
-use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdModel, SbcdRecord, SbcdState};
+use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdRecord, SbcdState};
 use crate::pauc::objective::PairLoss;
 use crate::pauc::sbcd::DualInit;
 use crate::train::objective::{TrainError, training_positives};
-use crate::train::parallel::{ParallelError, ShardedForward, Shards};
-use crate::train::state_record::{State, StateVectors};
-
-/// Float parameters of a module as flat plain (non-autodiff) tensors, by id.
-type ParamMap = HashMap<ParamId, Tensor<1>>;
-
-fn flat_plain<const D: usize>(t: Tensor<D>) -> Tensor<1> {
-    let n = t.shape().num_elements();
-    t.inner().reshape([n])
-}
-
-/// The trainable float parameters (those that require a gradient); buffers such as
-/// batch-norm running statistics are left out: they are not variables of the problem.
-fn collect(module: &impl Module) -> ParamMap {
-    struct Take<'a>(&'a mut ParamMap);
-    impl ModuleVisitor for Take<'_> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            let t = param.val();
-            if t.is_require_grad() {
-                self.0.insert(param.id, flat_plain(t.detach()));
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    module.visit(&mut Take(&mut out));
-    out
-}
-
-/// Whether a module holds float tensors that are not trained (batch-norm running statistics).
-fn has_buffers(module: &impl Module) -> bool {
-    struct Any(bool);
-    impl ModuleVisitor for Any {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            self.0 |= !param.val().is_require_grad();
-        }
-    }
-    let mut any = Any(false);
-    module.visit(&mut any);
-    any.0
-}
-
-/// Replace every trainable float parameter by `f(id, current flat plain value)`, keeping ids;
-/// buffers (batch-norm running statistics) keep their values.
-struct Rewrite<F: FnMut(ParamId, Tensor<1>) -> Tensor<1>>(F);
-
-impl<F: FnMut(ParamId, Tensor<1>) -> Tensor<1>> ModuleMapper for Rewrite<F> {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
-        let (id, tensor, mapper) = param.consume();
-        if !tensor.is_require_grad() {
-            return Param::from_mapped_value(id, tensor, mapper);
-        }
-        let shape = tensor.shape();
-        let flat = flat_plain(tensor.detach());
-        let new: Tensor<D> = (self.0)(id, flat).reshape(shape);
-        Param::from_mapped_value(id, Tensor::from_inner(new).require_grad(), mapper)
-    }
-}
-
-/// A Burn module as an [`SbcdModel`]: `forward(model, ids, device)` returns the scores of the
-/// samples `ids` (in that order) computed on `device` (the autodiff device of a shard), in
-/// training mode, or the caller's error. A block is split over `shards` (data parallelism,
-/// [`crate::train::parallel`]): its scores are gathered once for the CPU core, and the
-/// shards' gradients of `G_v` are summed on the first device, where update (14) runs.
-pub struct BurnModel<M, E, F> {
-    forward: F,
-    shards: Shards,
-    last: Option<ShardedForward<M>>,
-    _types: PhantomData<E>,
-}
-
-impl<M, E, F> BurnModel<M, E, F>
-where
-    M: Module,
-    E: From<TrainError> + From<PaucError>,
-    F: FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
-{
-    /// The model scored by `forward` over `shards`.
-    pub fn new(shards: Shards, forward: F) -> Self {
-        BurnModel {
-            forward,
-            shards,
-            last: None,
-            _types: PhantomData,
-        }
-    }
-
-    /// The forward pass itself on the first device (for the batch-norm refresh passes).
-    pub fn forward(&mut self, model: &M, ids: &[usize]) -> Result<Tensor<1>, E> {
-        (self.forward)(model, ids, self.shards.main())
-    }
-}
-
-/// A data-parallel step's error as the caller's.
-fn caller_error<E: From<TrainError>>(e: ParallelError<E>) -> E {
-    match e {
-        ParallelError::Bridge(b) => TrainError::from(b).into(),
-        ParallelError::Objective(e) => e,
-    }
-}
-
-impl<M, E, F> SbcdModel for BurnModel<M, E, F>
-where
-    M: Module,
-    E: From<TrainError> + From<PaucError>,
-    F: FnMut(&M, &[usize], &Device) -> Result<Tensor<1>, E>,
-{
-    type Point = M;
-    type Error = E;
-
-    fn scores(&mut self, v: &M, ids: &[usize]) -> Result<Vec<f64>, E> {
-        let forward = &mut self.forward;
-        let (pass, cpu) = self
-            .shards
-            .forward(v, ids.len(), |m: &M, rows: &[usize], device: &Device| {
-                let shard: Vec<usize> = rows.iter().map(|&r| ids[r]).collect();
-                let s = forward(m, &shard, device)?;
-                let n = s.dims()[0];
-                Ok(s.reshape([n, 1]))
-            })
-            .map_err(caller_error::<E>)?;
-        self.last = Some(pass);
-        Ok(cpu)
-    }
-
-    fn prox_step(&mut self, v: M, w: &M, coef: &[f64], eta: f64, mu: f64) -> Result<M, E> {
-        let pass = self.last.take().ok_or(TrainError::UnscoredBlock)?;
-        let g: Vec<f32> = coef.iter().map(|&x| x as f32).collect();
-        let gp = pass
-            .backward(&v, &g, |_: &M| None)
-            .map_err(caller_error::<E>)?;
-        let mut gmap: ParamMap = HashMap::new();
-        struct Grads<'a>(&'a GradientsParams, &'a mut ParamMap);
-        impl ModuleVisitor for Grads<'_> {
-            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-                if let Some(g) = self.0.get::<D>(param.id) {
-                    let n = g.shape().num_elements();
-                    self.1.insert(param.id, g.reshape([n]));
-                }
-            }
-        }
-        v.visit(&mut Grads(&gp, &mut gmap));
-        let w_vals = collect(w);
-        let denom = 1.0 / eta + 1.0 / mu;
-        Ok(v.map(&mut Rewrite(|id, cur: Tensor<1>| {
-            let wv = w_vals.get(&id).cloned().unwrap_or_else(|| cur.clone());
-            let mut num = cur.div_scalar(eta) + wv.div_scalar(mu);
-            if let Some(g) = gmap.get(&id) {
-                num = num - g.clone();
-            }
-            num.div_scalar(denom)
-        })))
-    }
-
-    fn combine(&self, terms: &[(f64, &M)]) -> M {
-        let maps: Vec<(f64, ParamMap)> = terms.iter().map(|(a, p)| (*a, collect(*p))).collect();
-        terms[0].1.clone().map(&mut Rewrite(|id, cur: Tensor<1>| {
-            let mut out: Option<Tensor<1>> = None;
-            for (a, m) in &maps {
-                let x = m.get(&id).cloned().unwrap_or_else(|| cur.clone());
-                let term = x.mul_scalar(*a);
-                out = Some(match out {
-                    None => term,
-                    Some(o) => o + term,
-                });
-            }
-            out.unwrap_or(cur)
-        }))
-    }
-}
+use crate::train::parallel::Shards;
+use crate::train::provenance::{Provenance, record_of, state_of_record};
+pub use crate::train::sbcd_model::BurnModel;
+use crate::train::sbcd_model::has_buffers;
+use crate::train::state_record::State;
 
 /// Settings of deep AGD-SBCD (pAUC paper, Algorithms 1-2) with section 6.1's settings for
 /// deep models as defaults: mini-batches of 32 (I = J = 16), `T_k = 50 (k+1)^2` SBCD steps per
@@ -281,13 +114,14 @@ impl DeepSbcdConfig {
     /// AGD-SBCD for a training set with `labels` (id order; +1 positive, -1 or 0 negative).
     /// The duals are zero until [`DeepSbcd::init_duals`] sets them from the initial model's
     /// scores (after [`DeepSbcd::refresh_buffers`] for a model with batch norm) or
-    /// [`DeepSbcd::load_record`] brings back a saved state.
+    /// [`DeepSbcd::try_load_record`] brings back a saved state.
     ///
     /// # Errors
     /// [`TrainError::BadLabel`] for a label outside {-1, 0, +1}; [`TrainError::Pauc`] for a bad
     /// FPR range, one class only, blocks larger than a class or non-positive scales.
     pub fn init(&self, labels: &[f64]) -> Result<DeepSbcd, TrainError> {
-        DeepSbcd::new(self.agd(), labels)
+        let provenance = Provenance::new(self, labels)?;
+        DeepSbcd::new(self.agd(), labels, provenance)
     }
 }
 
@@ -299,15 +133,17 @@ const NAME: &str = "AGD-SBCD";
 #[derive(Debug, Clone)]
 pub struct DeepSbcd {
     core: AgdSbcd,
+    provenance: Provenance,
 }
 
 impl DeepSbcd {
     /// The core for a training set with `labels` (id order; +1 positive, -1 or 0 negative).
-    fn new(cfg: AgdSbcdConfig, labels: &[f64]) -> Result<Self, TrainError> {
+    fn new(cfg: AgdSbcdConfig, labels: &[f64], provenance: Provenance) -> Result<Self, TrainError> {
         training_positives(labels)?;
         let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
         Ok(DeepSbcd {
             core: AgdSbcd::new(cfg, &positive)?,
+            provenance,
         })
     }
 
@@ -359,19 +195,35 @@ impl DeepSbcd {
     /// The state as a Burn record (the named `f64` vectors of [`SbcdState::vectors`]), to save
     /// beside the model's with `ModuleRecord::save` or `into_bytes`, as the objectives'
     /// [`Objective::into_record`](crate::train::Objective::into_record).
+    ///
+    /// The record carries the config's settings and the training labels' fingerprint too
+    /// ([`Provenance`]).
     pub fn into_record(self) -> ModuleRecord {
-        StateVectors::of(&self.state().vectors()).into_record()
+        record_of(self.state().vectors(), Some(&self.provenance))
     }
 
     /// This AGD-SBCD (built for the same training set) with the state of `record`: it
-    /// continues bit for bit where the saved one stopped.
+    /// continues bit for bit where the saved one stopped. As Burn's `try_load_record`;
+    /// [`DeepSbcd::load_record`] panics instead.
     ///
     /// # Errors
-    /// [`TrainError::Record`] for a record of another objective or another training set.
-    pub fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
-        let vectors = StateVectors::of(&self.state().vectors()).load(NAME, record)?;
+    /// [`TrainError::Record`] for a record of another objective, another training set or
+    /// other settings (naming the setting).
+    pub fn try_load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError> {
+        let vectors =
+            state_of_record(NAME, self.state().vectors(), Some(&self.provenance), record)?;
         self.set_vectors(vectors)?;
         Ok(self)
+    }
+
+    /// [`DeepSbcd::try_load_record`] that panics with the error's message, as Burn's
+    /// `Module::load_record` does.
+    ///
+    /// # Panics
+    /// On a record that [`DeepSbcd::try_load_record`] refuses.
+    pub fn load_record(self, record: ModuleRecord) -> Self {
+        self.try_load_record(record)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Take the state from [`SbcdState::vectors`]' form.
@@ -460,37 +312,5 @@ impl DeepSbcd {
         let candidate = step.v_bar_n.valid();
         self.refresh_buffers(&step.w, &mut fwd)?;
         Ok((step.w, candidate, step.record))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::device::backend::{BackendKind, autodiff_device};
-    use burn::module::RunningState;
-    use burn::nn::{BatchNorm, BatchNormConfig, LinearConfig};
-
-    fn values(t: Tensor<1>) -> Vec<f32> {
-        t.into_data().try_into_vec::<f32>().unwrap()
-    }
-
-    #[test]
-    fn the_sbcd_and_agd_updates_leave_batch_norm_statistics_alone() {
-        let device = autodiff_device(BackendKind::Ndarray).unwrap();
-        let mut bn: BatchNorm = BatchNormConfig::new(3).init(&device);
-        bn.running_mean = RunningState::new(Tensor::from_floats([0.5, -1.0, 2.0], &device));
-        bn.running_var = RunningState::new(Tensor::from_floats([0.1, 4.0, 9.0], &device));
-        assert!(has_buffers(&bn));
-        assert!(!has_buffers(&LinearConfig::new(3, 1).init(&device)));
-        // gamma and beta are the variables; the running statistics are not.
-        assert_eq!(collect(&bn).len(), 2);
-        let moved = bn
-            .clone()
-            .map(&mut Rewrite(|_, t: Tensor<1>| t.add_scalar(1.0)));
-        assert_eq!(values(moved.gamma.val()), vec![2.0; 3]);
-        assert_eq!(values(moved.beta.val()), vec![1.0; 3]);
-        assert!(moved.gamma.val().is_require_grad());
-        assert_eq!(values(moved.running_mean.value()), vec![0.5, -1.0, 2.0]);
-        assert_eq!(values(moved.running_var.value()), vec![0.1, 4.0, 9.0]);
     }
 }

@@ -5,7 +5,10 @@ use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch, no_state};
+use crate::train::objective::{
+    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, no_state,
+};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of [`MiniBatchPauc`]: the FPR range `[alpha, beta]` of eq. (3) of the pAUC paper
@@ -22,11 +25,13 @@ pub struct MiniBatchPaucConfig {
 }
 
 impl MiniBatchPaucConfig {
-    /// The objective.
+    /// The objective for a training set with `labels` (id order; +1 positive, -1 or 0
+    /// negative), which its record fingerprints (mini-batch pAUC keeps no state).
     ///
     /// # Errors
-    /// [`TrainError::Setting`] unless `0 <= alpha < beta <= 1`.
-    pub fn init(&self) -> Result<MiniBatchPauc, TrainError> {
+    /// [`TrainError::Setting`] unless `0 <= alpha < beta <= 1`; [`TrainError::BadLabel`] for
+    /// a label other than +1, -1 or 0.
+    pub fn init(&self, labels: &[f64]) -> Result<MiniBatchPauc, TrainError> {
         let (alpha, beta) = (self.alpha, self.beta);
         if !((0.0..1.0).contains(&alpha) && beta > alpha && beta <= 1.0) {
             return Err(TrainError::Setting {
@@ -39,6 +44,7 @@ impl MiniBatchPaucConfig {
             alpha,
             beta,
             loss: self.loss,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -46,11 +52,15 @@ impl MiniBatchPaucConfig {
 /// The naive mini-batch pAUC method (Kar et al. 2014): eq. (3) of the pAUC paper evaluated on
 /// each batch alone, FPR range `[alpha, beta]` over the batch's negatives. No state. Built by
 /// [`MiniBatchPaucConfig::init`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MiniBatchPauc {
     alpha: f64,
     beta: f64,
     loss: PairLoss,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl Objective for MiniBatchPauc {
@@ -86,8 +96,21 @@ impl Objective for MiniBatchPauc {
         Ok(BatchGradient { loss: value, grad })
     }
 
+    /// The batch value, as [`Objective::batch_gradient`] gives it (no state).
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, positions) = evaluation_batch(scores, labels)?;
+        Ok(self
+            .clone()
+            .batch_gradient(scores, &signs, &positions)?
+            .loss)
+    }
+
     fn name(&self) -> &'static str {
         "mini-batch pAUC"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {
@@ -108,14 +131,15 @@ mod tests {
     fn minibatch_pauc_gradients_match_finite_differences() {
         let s = [0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4];
         let y = [1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0];
-        let mb = MiniBatchPaucConfig::new(0.0, 0.6).init().unwrap();
+        let mb = MiniBatchPaucConfig::new(0.0, 0.6).init(&y).unwrap();
         check_fd(&mb, &s, &y);
     }
 
     #[test]
     fn a_batch_of_one_class_is_refused() {
-        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init().unwrap();
-        assert!(MiniBatchPaucConfig::new(0.5, 0.5).init().is_err());
+        let labels = [1.0, -1.0];
+        let mut mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap();
+        assert!(MiniBatchPaucConfig::new(0.5, 0.5).init(&labels).is_err());
         let err = mb
             .batch_gradient(&[0.1, 0.2], &[-1.0, -1.0], &[0, 1])
             .unwrap_err();

@@ -26,6 +26,9 @@
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
 //! - [`parallel`]: data parallelism over several devices with one CPU state (the objective
 //!   sees the whole batch's scores once);
+//! - [`provenance`]: the settings and the training labels' fingerprint an objective's record
+//!   carries beside its state;
+//! - [`sbcd_model`]: a Burn module as AGD-SBCD's model (the device side of [`deep_sbcd`]);
 //! - [`checkpoint`]: model, anchor, optimizer and CPU state on disk, for resuming without loss;
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
@@ -35,13 +38,16 @@ pub mod checkpoint;
 pub mod deep_admm;
 pub mod deep_sbcd;
 pub mod dro_pauc;
+pub mod error;
 pub mod instance_pauc;
 pub mod learner;
 pub mod mb_pauc;
 pub mod objective;
 pub mod parallel;
 pub mod params;
+pub mod provenance;
 pub mod run;
+pub mod sbcd_model;
 pub mod state_record;
 pub mod storm;
 
@@ -54,4 +60,5 @@ pub use instance_pauc::{
 };
 pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 pub use objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
+pub use provenance::{LabelPrint, Provenance};
 pub use storm::StormDirection;

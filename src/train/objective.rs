@@ -4,154 +4,15 @@
 //! ([`crate::device::bridge::surrogate`]) turns the gradient into parameter gradients on the device.
 
 use burn::config::Config;
-use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::{Int, Tensor};
 
-use crate::admm::AdmmError;
 use crate::device::bridge::{BridgeError, batch_to_cpu, scores_to_cpu, surrogate};
 use crate::math::loss::Loss;
-use crate::math::spec::SpecError;
-use crate::pauc::PaucError;
-use crate::train::state_record::{RecordMismatch, State, StateVectors};
-
-/// Why an objective refused a batch.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TrainError {
-    /// Scores, labels and ids disagree in length, or the batch is empty.
-    #[error("batch: {scores} scores, {labels} labels, {ids} ids (they must agree and be > 0)")]
-    Shape {
-        /// Number of scores.
-        scores: usize,
-        /// Number of labels.
-        labels: usize,
-        /// Number of ids.
-        ids: usize,
-    },
-    /// A sample id is not below the size of the training set the state was built for.
-    #[error("sample id {id} out of range: the objective holds state for {n} samples")]
-    IdOutOfRange {
-        /// The id.
-        id: usize,
-        /// The number of samples.
-        n: usize,
-    },
-    /// A score is NaN or infinite.
-    #[error("score {index} is not finite ({value}): the model diverged or its input holds NaN")]
-    NonFiniteScore {
-        /// Position in the batch.
-        index: usize,
-        /// Its value.
-        value: f64,
-    },
-    /// A label is not -1 or +1.
-    #[error("label {index} is {value}, expected -1 or +1")]
-    BadLabel {
-        /// Position in the batch.
-        index: usize,
-        /// Its value.
-        value: f64,
-    },
-    /// A target of [`Objective::forward`] other than Burn's 0 or 1.
-    #[error(
-        "target {index} is {value}: forward takes Burn's classification targets, 1 for a \
-         positive and 0 for a negative (batch_gradient takes labels -1 and +1)"
-    )]
-    BadTarget {
-        /// Position in the batch.
-        index: usize,
-        /// Its value.
-        value: i64,
-    },
-    /// A batch label that differs from the training set's label of the same sample.
-    #[error(
-        "label {index} (sample {id}) is {value}, but the training set the objective was built \
-         for has {training} there: a batch of another data set, or a validation batch (ids \
-         index the training set; evaluate other sets without the objective)"
-    )]
-    LabelDisagrees {
-        /// Position in the batch.
-        index: usize,
-        /// The sample's id.
-        id: usize,
-        /// The batch's label.
-        value: f64,
-        /// The training set's label of that sample.
-        training: f64,
-    },
-    /// A setting of the objective outside its range.
-    #[error("{name} needs {requirement}, got {got}")]
-    Setting {
-        /// The setting.
-        name: &'static str,
-        /// The allowed range.
-        requirement: &'static str,
-        /// The value given.
-        got: String,
-    },
-    /// A batch without one of the classes, for an objective that pairs them.
-    #[error(
-        "a pairwise objective (mini-batch pAUC, SOPA, SOPA-s, SOTA-s) needs both classes in \
-         every batch ({positives} positives, {negatives} negatives); use a sampler that \
-         guarantees them"
-    )]
-    OneClassBatch {
-        /// Positives in the batch.
-        positives: usize,
-        /// Negatives in the batch.
-        negatives: usize,
-    },
-    /// A saved state for another training set.
-    #[error("saved ADMM state holds {saved} samples and rho {rho}, this run has {n}")]
-    State {
-        /// Samples in the saved state.
-        saved: usize,
-        /// Its penalty.
-        rho: f64,
-        /// Samples of this run.
-        n: usize,
-    },
-    /// Update (14) was asked for before a block was scored (a caller's ordering mistake).
-    #[error("update (14) before a block was scored")]
-    UnscoredBlock,
-    /// The loss, weights or schedule of the objective.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// The rank-based solver's z-step or penalty schedule (deep ADMM).
-    #[error(transparent)]
-    Admm(#[from] AdmmError),
-    /// AGD-SBCD's settings, duals or scores, or the pAUC objective.
-    #[error(transparent)]
-    Pauc(#[from] PaucError),
-    /// Scores could not be read back or a gradient could not be attached.
-    #[error(transparent)]
-    Bridge(#[from] BridgeError),
-    /// A record ([`Objective::load_record`]) that does not fit this objective.
-    #[error("{objective}'s record: {message}")]
-    Record {
-        /// The objective loading it.
-        objective: &'static str,
-        /// What does not fit.
-        message: String,
-    },
-    /// The batch's targets or ids could not be read back from their device.
-    #[error("batch {what}: {message}")]
-    Readback {
-        /// `targets` or `ids`.
-        what: &'static str,
-        /// The device's or the conversion's message.
-        message: String,
-    },
-}
-
-impl From<RecordMismatch> for TrainError {
-    fn from(e: RecordMismatch) -> Self {
-        TrainError::Record {
-            objective: e.objective,
-            message: e.message,
-        }
-    }
-}
+pub use crate::train::error::TrainError;
+pub(crate) use crate::train::provenance::training_positives;
+use crate::train::provenance::{Provenance, record_of, state_of_record};
+use crate::train::state_record::State;
 
 /// What an objective returns for a batch.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +29,9 @@ pub struct BatchGradient {
 /// Each is built from its Burn config (`SopaConfig::new(beta).with_eta(0.1).init(&labels)?`)
 /// and used in a training loop through [`Objective::forward`], which returns the loss tensor
 /// to call `backward` on; [`Objective::batch_gradient`] is the CPU interface beneath it. Its
-/// state travels as a Burn record ([`Objective::into_record`], [`Objective::load_record`]).
+/// state travels as a Burn record ([`Objective::into_record`],
+/// [`Objective::try_load_record`]). `use rankrisk::prelude::*` brings the trait into scope
+/// with the configs.
 pub trait Objective {
     /// The gradient of the objective's batch loss with respect to the scores, updating the
     /// objective's state (labels in {-1, +1}, ids the samples' positions in the training set).
@@ -181,6 +44,24 @@ pub trait Objective {
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError>;
+
+    /// The objective's value on a batch of any data set, read-only: nothing moves, and no ids
+    /// are needed, so a validation batch (whose samples are not the training set's) works as
+    /// well as a training one. Labels are +1 / -1 (or Burn's 1 / 0).
+    ///
+    /// The per-sample auxiliary variables take their optimum for this batch: SOPA's and
+    /// STACO's thresholds give the exact CVaRs, SOPA-s's and SOTA-s's moving averages the
+    /// batch's means, UPAUCI's weights their maximizers at the current scalars, AUC-M's `a`,
+    /// `b` and `alpha` their saddle point. Global ones keep their current value (PAUCI's and
+    /// UPAUCI's scalars). The deep ADMM gives the batch's rank-based risk, eq. (1) of the
+    /// rank-based paper with the batch's weights; ERM and mini-batch pAUC their batch value.
+    /// Over a whole split it is the objective on that split.
+    ///
+    /// # Errors
+    /// [`TrainError::Shape`] for mismatched lengths or no scores, [`TrainError::NonFiniteScore`],
+    /// [`TrainError::BadLabel`], and [`TrainError::OneClassBatch`] for a pairwise objective on
+    /// a batch of one class.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError>;
 
     /// The objective's name in messages (`SOPA`, `SOTA-s`, ...).
     fn name(&self) -> &'static str;
@@ -195,28 +76,54 @@ pub trait Objective {
     /// [`TrainError::Record`] for a name or a length this objective does not have.
     fn set_state(&mut self, state: State) -> Result<(), TrainError>;
 
+    /// What the objective was built from (its config's settings, a fingerprint of its
+    /// training labels), recorded with its state so that a record loads only into an
+    /// objective built the same way. `None` (the default, for an objective of a user's own)
+    /// records the state alone.
+    fn provenance(&self) -> Option<&Provenance> {
+        None
+    }
+
     /// The objective's state as a Burn record, to save beside the model's
-    /// (`ModuleRecord::save` or `into_bytes`). A stateless objective gives an empty record.
+    /// (`ModuleRecord::save` or `into_bytes`): the state's vectors, the config's settings and
+    /// the training labels' fingerprint ([`Objective::provenance`]).
     fn into_record(self) -> ModuleRecord
     where
         Self: Sized,
     {
-        StateVectors::of(&self.state()).into_record()
+        record_of(self.state(), self.provenance())
     }
 
     /// This objective (built by its config for the same training set) with the state of
-    /// `record`: it continues bit for bit where the saved one stopped. Burn's
-    /// `Module::load_record` panics on a mismatch; this returns the error.
+    /// `record`: it continues bit for bit where the saved one stopped. As Burn's
+    /// `Module::try_load_record`; [`Objective::load_record`] panics instead.
+    ///
+    /// A record written before records held the settings (2026-11-27) loads with a warning
+    /// on stderr: its settings and training set cannot be checked.
     ///
     /// # Errors
-    /// [`TrainError::Record`] for a record of another objective or another training set.
-    fn load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError>
+    /// [`TrainError::Record`] for a record of another objective, of another training set
+    /// (another size, other labels) or saved with other settings, naming the setting.
+    fn try_load_record(mut self, record: ModuleRecord) -> Result<Self, TrainError>
     where
         Self: Sized,
     {
-        let state = StateVectors::of(&self.state()).load(self.name(), record)?;
+        let state = state_of_record(self.name(), self.state(), self.provenance(), record)?;
         self.set_state(state)?;
         Ok(self)
+    }
+
+    /// [`Objective::try_load_record`] that panics with the error's message, as Burn's
+    /// `Module::load_record` does.
+    ///
+    /// # Panics
+    /// On a record that [`Objective::try_load_record`] refuses.
+    fn load_record(self, record: ModuleRecord) -> Self
+    where
+        Self: Sized,
+    {
+        self.try_load_record(record)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// One training step's loss, Burn style: reads the batch back to the CPU once (scores,
@@ -287,23 +194,32 @@ pub(crate) fn step_loss<O: Objective + ?Sized>(
     Ok(loss_tensor(scores, &g)?)
 }
 
-/// The number of positives of a training set's `labels`: +1 for a positive, -1 or 0 for a
-/// negative (both the {-1, +1} convention and Burn's {0, 1} work); what the configs of the
-/// objectives that index their state by label take.
+/// Check an [`Objective::evaluate`] batch (lengths, finite scores, labels in {-1, 0, +1}) and
+/// return its labels as +1 / -1 with the positions `0..n` as ids (for the batch functions that
+/// take ids and, evaluating, do not look them up).
 ///
 /// # Errors
-/// [`TrainError::BadLabel`] for another value.
-pub(crate) fn training_positives(labels: &[f64]) -> Result<usize, TrainError> {
-    if let Some(index) = labels
+/// The first problem found, as a [`TrainError`].
+pub(crate) fn evaluation_batch(
+    scores: &[f64],
+    labels: &[f64],
+) -> Result<(Vec<f64>, Vec<usize>), TrainError> {
+    training_positives(labels)?;
+    let signs: Vec<f64> = labels
         .iter()
-        .position(|&y| y != 1.0 && y != -1.0 && y != 0.0)
-    {
-        return Err(TrainError::BadLabel {
-            index,
-            value: labels[index],
-        });
+        .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let positions: Vec<usize> = (0..scores.len()).collect();
+    let shape = TrainError::Shape {
+        scores: scores.len(),
+        labels: labels.len(),
+        ids: scores.len(),
+    };
+    if scores.len() != labels.len() {
+        return Err(shape);
     }
-    Ok(labels.iter().filter(|&&y| y > 0.0).count())
+    check_batch(scores, &signs, &positions, None)?;
+    Ok((signs, positions))
 }
 
 /// [`Objective::set_state`] of an objective without state: only the empty state fits.
@@ -382,21 +298,27 @@ pub struct ErmConfig {
 }
 
 impl ErmConfig {
-    /// The objective.
+    /// The objective for a training set with `labels` (id order; +1 positive, -1 or 0
+    /// negative), which its record fingerprints (ERM keeps no state).
     ///
     /// # Errors
-    /// [`TrainError::Spec`] for a loss whose parameters are out of range.
-    pub fn init(&self) -> Result<Erm, TrainError> {
+    /// [`TrainError::Spec`] for a loss whose parameters are out of range;
+    /// [`TrainError::BadLabel`] for a label other than +1, -1 or 0.
+    pub fn init(&self, labels: &[f64]) -> Result<Erm, TrainError> {
         self.loss.validate()?;
-        Ok(Erm { loss: self.loss })
+        Ok(Erm {
+            loss: self.loss,
+            provenance: Provenance::new(self, labels)?,
+        })
     }
 }
 
 /// Empirical risk `mean_i l(-y_i s_i)` over the batch (eq. 1 with sigma_i = 1/n): no state.
 /// Built by [`ErmConfig::init`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Erm {
     loss: Loss,
+    provenance: Provenance,
 }
 
 impl Erm {
@@ -431,8 +353,20 @@ impl Objective for Erm {
         })
     }
 
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, positions) = evaluation_batch(scores, labels)?;
+        Ok(self
+            .clone()
+            .batch_gradient(scores, &signs, &positions)?
+            .loss)
+    }
+
     fn name(&self) -> &'static str {
         "ERM"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {
@@ -475,7 +409,7 @@ mod tests {
         let s = [0.3, -2.0, 40.0, -800.0];
         let y = [1.0, 1.0, -1.0, -1.0];
         let ids = [0, 1, 2, 3];
-        let mut erm = ErmConfig::new().init().unwrap();
+        let mut erm = ErmConfig::new().init(&y).unwrap();
         let g = erm.batch_gradient(&s, &y, &ids).unwrap();
         assert!(g.loss.is_finite());
         for i in 0..s.len() {

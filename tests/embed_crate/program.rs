@@ -11,10 +11,8 @@ use std::sync::Arc;
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
-use rankrisk::backend::{BackendKind, autodiff_device};
-use rankrisk::bridge::scores_to_cpu;
 use rankrisk::metrics::auc::{auc, pauc};
-use rankrisk::train::{Objective, Sopa, SopaConfig};
+use rankrisk::prelude::*;
 use rankrisk_datasets::batcher::TabularBatcher;
 use rankrisk_datasets::sampler::DualSampler;
 use rankrisk_datasets::{LabelColumn, Labels, read_table};
@@ -64,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     sopa.clone().into_record().save(dir.join("sopa.bpk"))?;
     let mut reloaded = SopaConfig::new(0.5)
         .init(&table.y)?
-        .load_record(ModuleRecord::load(dir.join("sopa.bpk"))?)?;
+        .try_load_record(ModuleRecord::load(dir.join("sopa.bpk"))?)?;
     println!("reloaded SOPA equals the saved one: {}", reloaded == sopa);
     let model = train(model, &mut optim, &mut reloaded, &batcher, &mut sampler, 5)?;
     std::fs::remove_dir_all(&dir)?;

@@ -4,8 +4,9 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
+use super::{Pairs, PositiveIndex, add_pair, cvar, evaluation_pairs, settings, squared_hinge};
 use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of [`Sopa`] (Zhu et al. 2022, Algorithm SOPA for the one-way pAUC over FPR
@@ -51,6 +52,7 @@ impl SopaConfig {
             eta,
             thresholds: vec![0.0; index.count],
             index,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -65,6 +67,10 @@ pub struct Sopa {
     /// The thresholds, one per positive (start at 0, as LibAUC's).
     pub thresholds: Vec<f64>,
     index: PositiveIndex,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl Sopa {
@@ -124,8 +130,32 @@ impl Objective for Sopa {
         })
     }
 
+    /// `mean_i CVaR_beta(L_i.)`: `F(w, s)` at the thresholds that minimize it on this
+    /// batch, each positive's mean pair loss over its `beta` share of hardest negatives (the
+    /// one-way pAUC surrogate over FPR `[0, beta]`).
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let p = evaluation_pairs(scores, labels)?;
+        let total: f64 = p
+            .pos
+            .iter()
+            .map(|&(_, _, hp)| {
+                let row: Vec<f64> = p
+                    .neg
+                    .iter()
+                    .map(|&(_, hn)| squared_hinge(self.margin, hp - hn).0)
+                    .collect();
+                cvar(&row, self.beta)
+            })
+            .sum();
+        Ok(total / p.pos.len() as f64)
+    }
+
     fn name(&self) -> &'static str {
         "SOPA"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {

@@ -4,8 +4,9 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
+use super::{Pairs, PositiveIndex, add_pair, evaluation_pairs, settings, squared_hinge};
 use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of [`SopaS`] (Zhu et al. 2022, SOPA-s: the one-way pAUC by KL-DRO smoothing);
@@ -34,6 +35,10 @@ pub struct SopaS {
     /// `u_i`, the tracked `1/N- sum_j exp(L_ij / lambda)` (0 until a positive is first seen).
     pub u: Vec<f64>,
     index: PositiveIndex,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 /// `exp(L_ij / lambda)` and `dL_ij/dt` of every pair of positive `a` of `p`.
@@ -81,6 +86,7 @@ impl SopaSConfig {
             margin,
             u: vec![0.0; index.count],
             index,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -114,8 +120,28 @@ impl Objective for SopaS {
         })
     }
 
+    /// `mean_i lambda log mean_j exp(L_ij / lambda)`: the loss [`Objective::batch_gradient`]
+    /// reports, each `u_i` at the batch's mean.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let p = evaluation_pairs(scores, labels)?;
+        let nb = p.neg.len() as f64;
+        let total: f64 = p
+            .pos
+            .iter()
+            .map(|&(_, _, hp)| {
+                let row = exp_row(&p, hp, self.margin, self.lambda);
+                self.lambda * (row.iter().map(|e| e.0).sum::<f64>() / nb).ln()
+            })
+            .sum();
+        Ok(total / p.pos.len() as f64)
+    }
+
     fn name(&self) -> &'static str {
         "SOPA-s"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {
@@ -169,6 +195,10 @@ pub struct SotaS {
     /// `v`, the tracked `1/N+ sum_i u_i^(lambda / tau)`.
     pub v: f64,
     index: PositiveIndex,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl SotaSConfig {
@@ -210,6 +240,7 @@ impl SotaSConfig {
             u: vec![0.0; index.count],
             v: 0.0,
             index,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -256,8 +287,29 @@ impl Objective for SotaS {
         })
     }
 
+    /// `tau log mean_i (mean_j exp(L_ij / lambda))^(lambda / tau)`: the loss
+    /// [`Objective::batch_gradient`] reports, `u_i` and `v` at the batch's means.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let p = evaluation_pairs(scores, labels)?;
+        let (nb, pb) = (p.neg.len() as f64, p.pos.len() as f64);
+        let power = self.lambda / self.tau;
+        let outer: f64 = p
+            .pos
+            .iter()
+            .map(|&(_, _, hp)| {
+                let row = exp_row(&p, hp, self.margin, self.lambda);
+                (row.iter().map(|e| e.0).sum::<f64>() / nb).powf(power)
+            })
+            .sum();
+        Ok(self.tau * (outer / pb).ln())
+    }
+
     fn name(&self) -> &'static str {
         "SOTA-s"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {

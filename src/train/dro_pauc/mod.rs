@@ -35,7 +35,7 @@ mod staco;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{TrainError, check_batch, training_positives};
+use crate::train::objective::{TrainError, check_batch, evaluation_batch, training_positives};
 
 pub use cvar::{Sopa, SopaConfig};
 pub use kl::{SopaS, SopaSConfig, SotaS, SotaSConfig};
@@ -132,6 +132,44 @@ impl PositiveIndex {
     }
 }
 
+/// An [`Objective::evaluate`](crate::train::Objective::evaluate) batch split into its pairs by
+/// its labels alone (no ids: any data set), each positive indexed by its rank among the
+/// batch's positives.
+///
+/// # Errors
+/// As [`evaluation_batch`]; [`TrainError::OneClassBatch`] for a batch of one class.
+pub(super) fn evaluation_pairs(scores: &[f64], labels: &[f64]) -> Result<Pairs, TrainError> {
+    let (signs, _) = evaluation_batch(scores, labels)?;
+    let (mut pos, mut neg) = (Vec::new(), Vec::new());
+    for (k, (&s, &y)) in scores.iter().zip(&signs).enumerate() {
+        if y > 0.0 {
+            pos.push((k, pos.len(), sigmoid(s)));
+        } else {
+            neg.push((k, sigmoid(s)));
+        }
+    }
+    if pos.is_empty() || neg.is_empty() {
+        return Err(TrainError::OneClassBatch {
+            positives: pos.len(),
+            negatives: neg.len(),
+        });
+    }
+    Ok(Pairs { pos, neg })
+}
+
+/// `min_t t + 1/(share n) sum_k (v_k - t)_+` over the `n` values `v`, the CVaR of their top
+/// `share` (the mean of the `share n` largest when `share n` is whole): the minimum of the
+/// convex piecewise-linear function sits at its `ceil(share n)`-th largest value, where its
+/// slope `1 - #{v_k > t} / (share n)` changes sign.
+pub(super) fn cvar(values: &[f64], share: f64) -> f64 {
+    let n = values.len();
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let k = ((share * n as f64).ceil() as usize).clamp(1, n);
+    let t = sorted[k - 1];
+    t + values.iter().map(|&v| (v - t).max(0.0)).sum::<f64>() / (share * n as f64)
+}
+
 /// Add `w * dL/ds` of the pair (positive at batch position `a`, negative at `b`) to `grad`,
 /// through the sigmoid of each score.
 pub(super) fn add_pair(grad: &mut [f64], (a, ha): (usize, f64), (b, hb): (usize, f64), w_dl: f64) {
@@ -163,4 +201,29 @@ pub(super) fn test_batch() -> (Vec<f64>, Vec<f64>, Vec<usize>) {
     let s = vec![0.3, -1.2, 2.0, 0.1, -0.4, 0.9, -2.5, 1.4, 0.2, -0.7];
     let y = vec![1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0];
     (s, y, (0..10).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CVaR against a brute-force minimum over a fine grid of thresholds.
+    #[test]
+    fn the_cvar_is_the_minimum_over_thresholds() {
+        let v = [0.3, 2.0, -1.0, 0.7, 0.7, 1.4, 0.05];
+        for share in [0.1, 1.0 / 7.0, 0.3, 0.5, 3.0 / 7.0, 0.9, 1.0] {
+            let f = |t: f64| t + v.iter().map(|&x| (x - t).max(0.0)).sum::<f64>() / (share * 7.0);
+            let brute = (0..=40_000)
+                .map(|i| f(-2.0 + i as f64 * 1e-4))
+                .fold(f64::INFINITY, f64::min);
+            let got = cvar(&v, share);
+            assert!(
+                got <= brute + 1e-12 && brute - got < 1e-3,
+                "share {share}: {got} vs {brute}"
+            );
+        }
+        // The mean of the top k when share n is whole.
+        assert!((cvar(&v, 2.0 / 7.0) - 1.7).abs() < 1e-12);
+        assert!((cvar(&v, 1.0) - v.iter().sum::<f64>() / 7.0).abs() < 1e-12);
+    }
 }

@@ -39,8 +39,9 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use super::{Pairs, PositiveIndex, add_pair, settings, squared_hinge};
+use super::{Pairs, PositiveIndex, add_pair, cvar, evaluation_pairs, settings, squared_hinge};
 use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 /// Settings of [`Staco`]; the defaults are LibAUC 2.0.1's `tpAUC_CVaR_loss`
@@ -116,6 +117,7 @@ impl StacoConfig {
             thresholds: vec![0.0; index.count],
             global: 0.0,
             index,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -137,6 +139,10 @@ pub struct Staco {
     /// The outer threshold `s'` (starts at 0).
     pub global: f64,
     index: PositiveIndex,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl Staco {
@@ -200,8 +206,28 @@ impl Objective for Staco {
         })
     }
 
+    /// `CVaR_theta_0` over the positives of `g_i = CVaR_theta_1(L_i.)` over the negatives:
+    /// the objective at the duals and thresholds that solve it on this batch, the mean pair
+    /// loss over the two-way region (the module docs' optimum).
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let p = evaluation_pairs(scores, labels)?;
+        let g: Vec<f64> = self
+            .losses(&p)
+            .iter()
+            .map(|row| {
+                let l: Vec<f64> = row.iter().map(|&(l, _)| l).collect();
+                cvar(&l, self.theta_1)
+            })
+            .collect();
+        Ok(cvar(&g, self.theta_0))
+    }
+
     fn name(&self) -> &'static str {
         "STACO"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {

@@ -56,13 +56,17 @@ mod tests;
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
+use crate::math::loss::sigmoid;
+use crate::train::objective::{
+    BatchGradient, Objective, TrainError, evaluation_batch, unknown_state,
+};
+use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
 pub use batch::Scalars;
-use batch::{Region, step_scalars};
+use batch::{Region, Softplus, Weights, evaluate, step_scalars};
 
 /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
 /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
@@ -113,13 +117,14 @@ pub struct UpauciConfig {
 }
 
 impl PauciConfig {
-    /// PAUCI with the released code's starting scalars: `a = b = s = s' = 0.5`, `gamma = 1`,
-    /// the multipliers at 0.
+    /// PAUCI for a training set with `labels` (id order; +1 positive, -1 or 0 negative, which
+    /// its record fingerprints), with the released code's starting scalars: `a = b = s = s' =
+    /// 0.5`, `gamma = 1`, the multipliers at 0.
     ///
     /// # Errors
     /// [`TrainError::Setting`] unless `0 < alpha, beta <= 1`, `kappa > 0`, `omega >= 0`,
-    /// `lr >= 0`.
-    pub fn init(&self) -> Result<Pauci, TrainError> {
+    /// `lr >= 0`; [`TrainError::BadLabel`] for a label other than +1, -1 or 0.
+    pub fn init(&self, labels: &[f64]) -> Result<Pauci, TrainError> {
         let region = Region::new("PAUCI", self.alpha, self.beta, self.omega, self.lr)?;
         if !(self.kappa > 0.0 && self.kappa.is_finite()) {
             return Err(TrainError::Setting {
@@ -141,6 +146,7 @@ impl PauciConfig {
                 theta_b: 0.0,
             },
             directions: None,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -154,6 +160,10 @@ pub struct Pauci {
     pub scalars: Scalars,
     /// ASGDA's directions (None until [`InstanceWise::correct_directions`]).
     directions: Option<Directions>,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl Objective for Pauci {
@@ -176,8 +186,29 @@ impl Objective for Pauci {
         Ok(g)
     }
 
+    /// The batch objective at the current scalars (PAUCI keeps no per-sample state), as
+    /// [`Objective::batch_gradient`] reports it before its step.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, positions) = evaluation_batch(scores, labels)?;
+        let sel = Softplus(self.kappa);
+        let st = evaluate(
+            &self.region,
+            &self.scalars,
+            &sel,
+            None,
+            scores,
+            &signs,
+            &positions,
+        )?;
+        Ok(st.loss)
+    }
+
     fn name(&self) -> &'static str {
         "PAUCI"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {
@@ -206,14 +237,17 @@ impl Objective for Pauci {
 }
 
 impl UpauciConfig {
-    /// UPAUCI for a training set of `n` instances (ids `0..n`), every weight at
-    /// `initial_weight`, the scalars as section 7.7 advises (`a = 1`, `b = 0`, `gamma = 0`)
-    /// and the thresholds at the released PAUCI code's 0.5.
+    /// UPAUCI for a training set with `labels` (id order; +1 positive, -1 or 0 negative, which
+    /// its record fingerprints), one weight per instance (ids `0..n`) at `initial_weight`, the
+    /// scalars as section 7.7 advises (`a = 1`, `b = 0`, `gamma = 0`) and the thresholds at
+    /// the released PAUCI code's 0.5.
     ///
     /// # Errors
     /// [`TrainError::Setting`] unless `0 < alpha, beta <= 1`, `omega >= 0`, the step sizes are
-    /// `>= 0`, `0 <= initial_weight <= 1` and `n > 0`.
-    pub fn init(&self, n: usize) -> Result<Upauci, TrainError> {
+    /// `>= 0`, `0 <= initial_weight <= 1` and the set is not empty; [`TrainError::BadLabel`]
+    /// for a label other than +1, -1 or 0.
+    pub fn init(&self, labels: &[f64]) -> Result<Upauci, TrainError> {
+        let n = labels.len();
         let region = Region::new("UPAUCI", self.alpha, self.beta, self.omega, self.lr)?;
         for (name, requirement, ok, v) in [
             (
@@ -252,6 +286,7 @@ impl UpauciConfig {
             },
             weights: vec![self.initial_weight; n],
             directions: None,
+            provenance: Provenance::new(self, labels)?,
         })
     }
 }
@@ -269,6 +304,10 @@ pub struct Upauci {
     pub weights: Vec<f64>,
     /// ASGDA's directions (None until [`InstanceWise::correct_directions`]).
     directions: Option<Directions>,
+    /// What it was built from (not in the legacy serde form of checkpoints before
+    /// 2026-11-26, which gives its state only).
+    #[serde(skip)]
+    provenance: Provenance,
 }
 
 impl Objective for Upauci {
@@ -295,8 +334,52 @@ impl Objective for Upauci {
         Ok(g)
     }
 
+    /// The batch objective at the current scalars with each instance's weight at its
+    /// maximizer, `c = clip((x - t) / (2 omega), 0, 1)` (`1[x > t]` when `omega = 0`) for its
+    /// selection term's `x - t` (`N_j - s'`, or two-way `P_i - s`): what the weights of the
+    /// batch's instances tend to at these scalars, no training id needed.
+    fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, positions) = evaluation_batch(scores, labels)?;
+        let (x, omega) = (&self.scalars, self.region.omega);
+        let best = |excess: f64| {
+            if omega > 0.0 {
+                (excess / (2.0 * omega)).clamp(0.0, 1.0)
+            } else {
+                f64::from(u8::from(excess > 0.0))
+            }
+        };
+        let g1 = 1.0 + x.gamma;
+        let weights: Vec<f64> = scores
+            .iter()
+            .zip(&signs)
+            .map(|(&s, &y)| {
+                let f = sigmoid(s);
+                if y > 0.0 {
+                    best((f - x.a).powi(2) - 2.0 * g1 * f - x.s_pos)
+                } else {
+                    best((f - x.b).powi(2) + 2.0 * g1 * f - x.s_neg)
+                }
+            })
+            .collect();
+        let sel = Weights(&weights);
+        let st = evaluate(
+            &self.region,
+            &self.scalars,
+            &sel,
+            Some(&weights),
+            scores,
+            &signs,
+            &positions,
+        )?;
+        Ok(st.loss)
+    }
+
     fn name(&self) -> &'static str {
         "UPAUCI"
+    }
+
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
     }
 
     fn state(&self) -> State {

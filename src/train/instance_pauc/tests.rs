@@ -33,14 +33,14 @@ fn gradients_match_finite_differences() {
             .with_alpha(alpha)
             .with_beta(beta)
             .with_omega(0.4)
-            .init()
+            .init(&y)
             .unwrap();
         p.scalars = scalars();
         check_fd(&p, &s, &y);
         let mut u = UpauciConfig::new()
             .with_alpha(alpha)
             .with_beta(beta)
-            .init(s.len())
+            .init(&y)
             .unwrap();
         u.scalars = scalars();
         u.weights = vec![0.9, 0.1, 0.5, 1.0, 0.0, 0.3, 0.7];
@@ -58,7 +58,7 @@ fn pauci_batch_loss_and_gradient_are_the_formula_by_hand() {
         .with_beta(beta)
         .with_kappa(kappa)
         .with_omega(omega)
-        .init()
+        .init(&y)
         .unwrap();
     let x = scalars();
     p.scalars = x;
@@ -97,13 +97,13 @@ fn a_sharp_softplus_is_the_hinge_and_upauci_at_indicator_weights() {
         let mut p = PauciConfig::new()
             .with_alpha(alpha)
             .with_kappa(1e5)
-            .init()
+            .init(&y)
             .unwrap();
         p.scalars = scalars();
         let mut u = UpauciConfig::new()
             .with_alpha(alpha)
             .with_omega(0.0)
-            .init(s.len())
+            .init(&y)
             .unwrap();
         u.scalars = scalars();
         // c = 1[instance loss > its threshold]: the hinge's own selection.
@@ -142,7 +142,7 @@ fn upauci_weights_converge_to_the_hinges_indicator() {
         .with_lr(0.0)
         .with_lr_weights(0.5)
         .with_initial_weight(0.5)
-        .init(s.len())
+        .init(&y)
         .unwrap();
     u.scalars = scalars();
     for _ in 0..200 {
@@ -166,27 +166,27 @@ fn upauci_weights_converge_to_the_hinges_indicator() {
 fn state_round_trips_and_bad_input_is_refused() {
     let (s, y) = batch();
     let ids: Vec<usize> = (0..s.len()).collect();
-    let mut a = UpauciConfig::new().with_alpha(0.5).init(7).unwrap();
+    let mut a = UpauciConfig::new().with_alpha(0.5).init(&y).unwrap();
     a.batch_gradient(&s, &y, &ids).unwrap();
-    let mut b = UpauciConfig::new().with_alpha(0.5).init(7).unwrap();
+    let mut b = UpauciConfig::new().with_alpha(0.5).init(&y).unwrap();
     b.set_state(a.state()).unwrap();
     assert_eq!(a, b);
-    let mut p = PauciConfig::new().init().unwrap();
+    let mut p = PauciConfig::new().init(&y).unwrap();
     p.batch_gradient(&s, &y, &ids).unwrap();
-    let mut q = PauciConfig::new().init().unwrap();
+    let mut q = PauciConfig::new().init(&y).unwrap();
     q.set_state(p.state()).unwrap();
     assert_eq!(p, q);
     assert!(q.set_state(vec![("pauci_scalars", vec![1.0])]).is_err());
     assert!(b.set_state(vec![("upauci_weights", vec![1.0])]).is_err());
-    assert!(PauciConfig::new().with_beta(0.0).init().is_err());
-    assert!(PauciConfig::new().with_kappa(-1.0).init().is_err());
+    assert!(PauciConfig::new().with_beta(0.0).init(&y).is_err());
+    assert!(PauciConfig::new().with_kappa(-1.0).init(&y).is_err());
     assert!(
         UpauciConfig::new()
             .with_initial_weight(2.0)
-            .init(7)
+            .init(&y)
             .is_err()
     );
-    assert!(UpauciConfig::new().init(0).is_err());
+    assert!(UpauciConfig::new().init(&[]).is_err());
     // One class, and an id past the weights.
     assert!(b.batch_gradient(&s[..3], &y[..3], &ids[..3]).is_err());
     assert!(b.batch_gradient(&s, &y, &[0, 1, 2, 3, 4, 5, 7]).is_err());
@@ -196,7 +196,10 @@ fn state_round_trips_and_bad_input_is_refused() {
 fn asgda_directions_follow_the_correction_and_decay_outside_the_batch() {
     let (s, y) = batch();
     let ids: Vec<usize> = (0..s.len()).collect();
-    let mut u = UpauciConfig::new().with_alpha(0.5).init(9).unwrap();
+    let mut u = UpauciConfig::new()
+        .with_alpha(0.5)
+        .init(&[y.to_vec(), vec![1.0, -1.0]].concat())
+        .unwrap();
     u.scalars = scalars();
     let (_, g1) = u.gradients(&s, &y, &ids).unwrap();
     u.correct_directions(&g1, None, 0.2, 0.4);
@@ -242,7 +245,7 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
     let mut a = PauciConfig::new()
         .with_alpha(0.5)
         .with_lr(0.3)
-        .init()
+        .init(&y)
         .unwrap();
     a.scalars = scalars();
     let mut b = a.clone();
@@ -269,7 +272,7 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
         );
     }
     // The directions are state: they survive a round trip.
-    let mut d = PauciConfig::new().with_alpha(0.5).init().unwrap();
+    let mut d = PauciConfig::new().with_alpha(0.5).init(&y).unwrap();
     d.set_state(c.state()).unwrap();
     assert_eq!(d.directions, c.directions);
 }

@@ -1,29 +1,37 @@
 //! burn-train metrics of the ranking figures rankrisk's objectives train for, computed over a
 //! whole split at the end of each epoch (an AUC of a batch is not a piece of the epoch's AUC):
 //! [`RankingMetric::auroc`], [`RankingMetric::pauc`] (over FPR `[alpha, beta]`, eq. (2) of the
-//! FPR-range paper) and [`RankingMetric::two_way_pauc`] (LibAUC's two-way pAUC).
+//! FPR-range paper) and [`RankingMetric::two_way_pauc`] (LibAUC's two-way pAUC), in percent as
+//! Burn's own AUROC; and [`ObjectiveLoss`], the objective's own value over the split
+//! ([`ObjectiveModel::validation_loss`](super::ObjectiveModel::validation_loss)).
 //!
 //! Register them with `SupervisedTraining::metric_valid_numeric` (the Learner's dashboard and
 //! logs show them) and choose the best checkpoint by one with
 //! `MetricCheckpointingStrategy::new(&metric, Aggregate::Mean, Direction::Highest,
-//! Split::Valid)`. They read the [`ScoreOutput`] of
-//! [`ObjectiveModel`](super::ObjectiveModel)'s steps.
+//! Split::Valid)` (`Direction::Lowest` for the objective). They read the [`ScoreOutput`] of
+//! [`ObjectiveModel`](super::ObjectiveModel)'s training steps and the [`ValidScores`] of its
+//! validation steps; both feed Burn's own `AurocMetric::binary()` too (through
+//! `ConfusionStatsInput`). The validation steps give no loss tensor: the logistic loss they
+//! used to give under Burn's name "Loss" was not the loss trained, and Burn's default best
+//! checkpoint went by it.
 
 use std::sync::Arc;
 
-use burn::tensor::{ExecutionError, Tensor, TensorReadError};
+use burn::tensor::{Bool, ExecutionError, Tensor, TensorData, TensorReadError};
 use burn::train::ItemLazy;
 use burn::train::metric::{
-    Adaptor, LossInput, Metric, MetricMetadata, MetricName, Numeric, NumericEntry, SerializedEntry,
+    Adaptor, ConfusionStatsInput, LossInput, Metric, MetricAttributes, MetricMetadata, MetricName,
+    Numeric, NumericAttributes, NumericEntry, SerializedEntry,
 };
 
 use crate::metrics::auc::{auc, pauc};
 use crate::metrics::conventions::libauc_two_way_pauc;
+use crate::train::objective::TrainError;
 
-/// What [`ObjectiveModel`](super::ObjectiveModel)'s training and validation steps give the
-/// Learner: the batch loss, the scores and the labels.
+/// What [`ObjectiveModel`](super::ObjectiveModel)'s training steps give the Learner: the
+/// objective's batch loss (Burn's `LossMetric` reads it), the scores and the labels.
 pub struct ScoreOutput {
-    /// The batch loss, `[1]` (the objective's in training, the logistic loss in validation).
+    /// The objective's batch loss, `[1]`.
     pub loss: Tensor<1>,
     /// The scores, `[batch]`.
     pub scores: Tensor<1>,
@@ -45,6 +53,56 @@ impl ItemLazy for ScoreOutput {
 impl Adaptor<LossInput> for ScoreOutput {
     fn adapt(&self) -> LossInput {
         LossInput::new(self.loss.clone())
+    }
+}
+
+/// What [`ObjectiveModel`](super::ObjectiveModel)'s validation steps give the Learner: the
+/// scores and the labels, for the ranking metrics, [`ObjectiveLoss`] and Burn's `AurocMetric`.
+pub struct ValidScores {
+    /// The scores, `[batch]`.
+    pub scores: Tensor<1>,
+    /// The labels, +1 positive and -1 negative.
+    pub labels: Vec<f64>,
+}
+
+impl ItemLazy for ValidScores {
+    fn sync(self) -> Result<Self, ExecutionError> {
+        self.scores.device().flush()?;
+        Ok(ValidScores {
+            scores: self.scores.without_autodiff(),
+            labels: self.labels,
+        })
+    }
+}
+
+impl Adaptor<ScoreInput> for ValidScores {
+    fn adapt(&self) -> ScoreInput {
+        ScoreInput {
+            scores: self.scores.clone(),
+            labels: self.labels.clone(),
+        }
+    }
+}
+
+/// Burn's binary classification input: the scores as `[batch, 1]` predictions (a rank-based
+/// metric such as Burn's `AurocMetric` needs no threshold) and the positives as `[batch, 1]`
+/// targets.
+fn confusion(scores: &Tensor<1>, labels: &[f64]) -> ConfusionStatsInput {
+    let n = labels.len();
+    let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
+    let targets = Tensor::<1, Bool>::from_data(TensorData::new(positive, [n]), &scores.device());
+    ConfusionStatsInput::new(scores.clone().unsqueeze_dim(1), targets.unsqueeze_dim(1))
+}
+
+impl Adaptor<ConfusionStatsInput> for ScoreOutput {
+    fn adapt(&self) -> ConfusionStatsInput {
+        confusion(&self.scores, &self.labels)
+    }
+}
+
+impl Adaptor<ConfusionStatsInput> for ValidScores {
+    fn adapt(&self) -> ConfusionStatsInput {
+        confusion(&self.scores, &self.labels)
     }
 }
 
@@ -98,11 +156,14 @@ impl Accumulated {
     }
 }
 
-/// The entry of an epoch's figure: `Final`, so that the Learner logs it as the epoch's value;
-/// N/A where it is undefined.
-fn entry(value: Option<f64>) -> SerializedEntry {
+/// The entry of an epoch's figure: `Final`, so that the Learner logs it as the epoch's value,
+/// shown with `unit`; N/A where it is undefined.
+fn entry(value: Option<f64>, unit: &str) -> SerializedEntry {
     match value {
-        Some(v) => SerializedEntry::new(format!("{v:.4}"), NumericEntry::Final(v).serialize()),
+        Some(v) => SerializedEntry::new(
+            format!("epoch {v:.4}{unit} - batch N/A"),
+            NumericEntry::Final(v).serialize(),
+        ),
         None => SerializedEntry::not_available(None),
     }
 }
@@ -116,19 +177,22 @@ enum Figure {
 }
 
 impl Figure {
+    /// The figure in percent (as Burn's `AurocMetric` reports).
     fn of(self, scores: &[f64], labels: &[f64]) -> Option<f64> {
-        match self {
+        let fraction = match self {
             Figure::Auc => auc(scores, labels).ok(),
             Figure::Pauc { alpha, beta } => pauc(scores, labels, alpha, beta).ok(),
             Figure::TwoWay { min_tpr, max_fpr } => {
                 libauc_two_way_pauc(scores, labels, min_tpr, max_fpr).ok()
             }
-        }
+        };
+        fraction.map(|f| 100.0 * f)
     }
 }
 
 /// A ranking figure over a whole split, as a burn-train numeric metric: AUROC, the pAUC over
-/// an FPR range, or LibAUC's two-way pAUC (one type, one constructor per figure).
+/// an FPR range, or LibAUC's two-way pAUC (one type, one constructor per figure), in percent
+/// as Burn's `AurocMetric` (`pAUC [0.05, 0.5]` 61.2 is a normalized pAUC of 0.612).
 #[derive(Clone)]
 pub struct RankingMetric {
     name: MetricName,
@@ -204,11 +268,19 @@ impl Metric for RankingMetric {
 
     fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
         let figure = self.figure;
-        Ok(entry(self.state.compute(|s, y| figure.of(s, y))))
+        Ok(entry(self.state.compute(|s, y| figure.of(s, y)), " %"))
     }
 
     fn clear(&mut self) {
         self.state.clear();
+    }
+
+    fn attributes(&self) -> MetricAttributes {
+        NumericAttributes {
+            unit: Some("%".into()),
+            higher_is_better: true,
+        }
+        .into()
     }
 }
 
@@ -222,6 +294,83 @@ impl Numeric for RankingMetric {
     }
 
     /// The last epoch's figure; NaN before the first epoch or where it was undefined.
+    fn final_value(&self) -> NumericEntry {
+        NumericEntry::Final(self.state.value.unwrap_or(f64::NAN))
+    }
+}
+
+/// The objective's read-only value on a split (an
+/// [`Objective::evaluate`](crate::train::Objective::evaluate) of its scores and labels).
+pub(crate) type Evaluation = Arc<dyn Fn(&[f64], &[f64]) -> Result<f64, TrainError> + Send + Sync>;
+
+/// The trained objective's own value over a whole split, computed at the end of each epoch
+/// by [`Objective::evaluate`](crate::train::Objective::evaluate) (read-only: its state does not
+/// move): the validation loss that is the loss trained, named for the objective (`SOPA
+/// objective`). Built by
+/// [`ObjectiveModel::validation_loss`](super::ObjectiveModel::validation_loss); lower is
+/// better (`Direction::Lowest` for a checkpointing strategy).
+#[derive(Clone)]
+pub struct ObjectiveLoss {
+    name: MetricName,
+    evaluate: Evaluation,
+    state: Accumulated,
+}
+
+impl ObjectiveLoss {
+    pub(crate) fn new(objective: &str, evaluate: Evaluation) -> Self {
+        ObjectiveLoss {
+            name: Arc::new(format!("{objective} objective")),
+            evaluate,
+            state: Accumulated::default(),
+        }
+    }
+}
+
+impl Metric for ObjectiveLoss {
+    type Input = ScoreInput;
+
+    fn name(&self) -> MetricName {
+        self.name.clone()
+    }
+
+    /// Keeps the batch's scores and labels; the value is the split's, at the end of the epoch.
+    fn update(
+        &mut self,
+        input: &ScoreInput,
+        _metadata: &MetricMetadata,
+    ) -> Result<SerializedEntry, TensorReadError> {
+        self.state.update(input)?;
+        Ok(SerializedEntry::not_available(None))
+    }
+
+    fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
+        let evaluate = self.evaluate.clone();
+        Ok(entry(self.state.compute(|s, y| evaluate(s, y).ok()), ""))
+    }
+
+    fn clear(&mut self) {
+        self.state.clear();
+    }
+
+    fn attributes(&self) -> MetricAttributes {
+        NumericAttributes {
+            unit: None,
+            higher_is_better: false,
+        }
+        .into()
+    }
+}
+
+impl Numeric for ObjectiveLoss {
+    fn value(&self) -> Option<NumericEntry> {
+        self.state.value.map(NumericEntry::Final)
+    }
+
+    fn running_value(&self) -> Option<NumericEntry> {
+        None
+    }
+
+    /// The last epoch's value; NaN before the first epoch or where it was undefined.
     fn final_value(&self) -> NumericEntry {
         NumericEntry::Final(self.state.value.unwrap_or(f64::NAN))
     }

@@ -4,10 +4,16 @@
 //! `Scorer<2>`; a user's own batch through the trait's three methods). `TrainStep::step`
 //! scores the batch and returns the gradients of [`Objective::forward`]'s loss (the batch's
 //! labels and ids taken from its CPU copies, not read back); the Learner's optimizer does the
-//! rest. Validation reports the mean logistic loss of the scores (the objective's state is
-//! left alone), and the steps' [`ScoreOutput`] feeds the ranking metrics of [`metrics`]
-//! (AUROC, pAUC over an FPR range, the two-way pAUC), by which the best checkpoint can be
-//! chosen.
+//! rest. Validation steps score the batch and give the scores and labels ([`ValidScores`]): the
+//! ranking metrics of [`metrics`] (AUROC, pAUC over an FPR range, the two-way pAUC, in percent),
+//! Burn's own `AurocMetric` and the objective's own value over the split
+//! ([`ObjectiveModel::validation_loss`], read-only) take them, and the best checkpoint can be
+//! chosen by any of them. No validation loss tensor is given: Burn's "Loss" of a validation
+//! split used to be the logistic loss, not the loss trained.
+//!
+//! The module's `clone` (which burn-train calls for every fork and step) shares the objective:
+//! every copy trains the one state, as burn-train needs. [`ObjectiveModel::deep_clone`] copies
+//! it instead.
 //!
 //! The objective's state is part of the module's record: the Learner's checkpointers
 //! (`with_default_checkpointers`) save it with the network's weights after every epoch, and a
@@ -43,18 +49,18 @@ use burn::module::{
     Content, Devices, Module, ModuleDisplay, ModuleDisplayDefault, ModuleMapper, ModuleVisitor,
 };
 use burn::optim::GradientsParams;
-use burn::tensor::activation::softplus;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn::train::{InferenceStep, Interrupter, TrainOutput, TrainStep};
 use rankrisk_datasets::batcher::{ImageBatch, TabularBatch};
 use rankrisk_models::Scorer;
 
 use crate::train::objective::{Objective, TrainError, step_loss};
+use crate::train::provenance::{checked_state, with_provenance};
 use crate::train::state_record::StateVectors;
 
 pub mod metrics;
 
-pub use metrics::{RankingMetric, ScoreOutput};
+pub use metrics::{ObjectiveLoss, RankingMetric, ScoreOutput, ValidScores};
 
 /// An objective shared between the Learner's copies of the module (it clones and forks the
 /// module; the CPU state must stay one). As a Burn module it records the objective's state
@@ -162,20 +168,39 @@ impl<O: Objective + Send + 'static> Module for SharedObjective<O> {
         self
     }
 
-    /// The state's vectors, as the record sees them (`objective.sopa_thresholds`, ...).
+    /// The state's vectors, as the record sees them (`objective.sopa_thresholds`, ...), and
+    /// the objective's settings and training labels' fingerprint (`objective.settings`,
+    /// `objective.training_labels`).
     fn visit<V: ModuleVisitor>(&self, visitor: &mut V) {
-        StateVectors::of(&self.lock().state()).visit(visitor);
+        let objective = self.lock();
+        StateVectors::of(&with_provenance(objective.state(), objective.provenance()))
+            .visit(visitor);
     }
 
     /// The state's vectors through `mapper` and back into the objective: loading a record
     /// restores the state. (The vectors are not trainable, so an optimizer's mapper returns
-    /// them unchanged.) A record's error is the loader's; values that are not `f64` leave the
-    /// state as it was.
+    /// them unchanged.) A record's missing or misshapen entries are the loader's error;
+    /// values that are not `f64` leave the state as it was.
+    ///
+    /// # Panics
+    /// On a record saved with other settings or for another training set, with the message
+    /// naming the setting (Burn's `Module::load_record` panics on a mismatch too; a map has
+    /// no error path).
     fn map<M: ModuleMapper>(self, mapper: &mut M) -> Self {
-        let name = self.lock().name();
-        let vectors = StateVectors::of(&self.lock().state()).map(mapper);
-        if let Ok(state) = vectors.values(name) {
-            let _ = self.lock().set_state(state);
+        let (name, entries, provenance) = {
+            let objective = self.lock();
+            let provenance = objective.provenance().cloned();
+            let entries = with_provenance(objective.state(), provenance.as_ref());
+            (objective.name(), entries, provenance)
+        };
+        let vectors = StateVectors::of(&entries).map(mapper);
+        if let Ok(values) = vectors.values(name) {
+            match checked_state(name, values, provenance.as_ref()) {
+                Ok(state) => {
+                    let _ = self.lock().set_state(state);
+                }
+                Err(e) => panic!("{e}"),
+            }
         }
         self
     }
@@ -227,21 +252,6 @@ pub trait LearnerBatch<M>: Clone + fmt::Debug + Send + 'static {
     /// Each sample's position in the training set (the objective's state index), in batch
     /// order.
     fn ids(&self) -> &[usize];
-
-    /// The labels as +1 / -1 on `device`, for the validation loss. By default built from
-    /// [`LearnerBatch::labels`]; a batch that carries them on its device already returns them.
-    ///
-    /// # Shapes
-    /// - output: `[batch]`
-    fn signs(&self, device: &Device) -> Tensor<1> {
-        let signs: Vec<f32> = self
-            .labels()
-            .iter()
-            .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
-            .collect();
-        let n = signs.len();
-        Tensor::from_data(TensorData::new(signs, [n]), device)
-    }
 }
 
 impl<M: Scorer<4>> LearnerBatch<M> for ImageBatch {
@@ -256,11 +266,6 @@ impl<M: Scorer<4>> LearnerBatch<M> for ImageBatch {
     fn ids(&self) -> &[usize] {
         &self.ids
     }
-
-    /// The batch's own label tensor, on its device already.
-    fn signs(&self, _device: &Device) -> Tensor<1> {
-        self.labels.clone()
-    }
 }
 
 impl<M: Scorer<2>> LearnerBatch<M> for TabularBatch {
@@ -274,11 +279,6 @@ impl<M: Scorer<2>> LearnerBatch<M> for TabularBatch {
 
     fn ids(&self) -> &[usize] {
         &self.ids
-    }
-
-    /// The batch's own label tensor, on its device already.
-    fn signs(&self, _device: &Device) -> Tensor<1> {
-        self.labels.clone()
     }
 }
 
@@ -319,6 +319,28 @@ impl<M: Module, O: Objective + Clone + fmt::Debug + Send + 'static, B>
     pub fn interrupter(&self) -> Interrupter {
         self.stop.wired.store(true, Ordering::Relaxed);
         self.stop.interrupter.clone()
+    }
+
+    /// The objective's own value over a validation split, as a burn-train metric
+    /// (`metric_valid_numeric(model.validation_loss())`): [`Objective::evaluate`] of the
+    /// split's scores at the end of each epoch, read-only.
+    pub fn validation_loss(&self) -> ObjectiveLoss {
+        let shared = self.objective.clone();
+        let name = shared.lock().name();
+        ObjectiveLoss::new(
+            name,
+            Arc::new(move |scores: &[f64], labels: &[f64]| shared.lock().evaluate(scores, labels)),
+        )
+    }
+
+    /// A copy whose objective is its own (a snapshot of the state that trains apart from this
+    /// one's), where `clone` shares it.
+    pub fn deep_clone(&self) -> Self
+    where
+        M: Clone,
+    {
+        let objective = self.objective.lock().clone();
+        ObjectiveModel::new(self.model.clone(), objective)
     }
 
     /// The objective's error that stopped training, if one did.
@@ -399,14 +421,13 @@ where
     B: LearnerBatch<M>,
 {
     type Input = B;
-    type Output = ScoreOutput;
+    type Output = ValidScores;
 
-    /// The scores and their mean logistic loss `log(1 + exp(-y s))` (the objective's state
-    /// is left alone).
-    fn step(&self, batch: B) -> ScoreOutput {
-        let scores = batch.score(&self.model);
-        let signs = batch.signs(&scores.device());
-        let loss = softplus(scores.clone().neg() * signs, 1.0).mean();
-        Self::outputs(scores, batch.labels(), loss)
+    /// The scores and the labels (the objective's state is left alone).
+    fn step(&self, batch: B) -> ValidScores {
+        ValidScores {
+            scores: batch.score(&self.model).detach(),
+            labels: batch.labels().to_vec(),
+        }
     }
 }

@@ -52,10 +52,10 @@ pub(crate) enum BatchObjective {
 }
 
 impl BatchObjective {
-    /// Cross-entropy on the logit.
-    pub(crate) fn ce() -> Result<Self, RunError> {
+    /// Cross-entropy on the logit, for one task with `labels`.
+    pub(crate) fn ce(labels: &[f64]) -> Result<Self, RunError> {
         Ok(BatchObjective::Ce(
-            ErmConfig::new().with_loss(Loss::Logistic).init()?,
+            ErmConfig::new().with_loss(Loss::Logistic).init(labels)?,
         ))
     }
 
@@ -75,12 +75,12 @@ impl BatchObjective {
         ))
     }
 
-    /// Mini-batch pAUC over the run's FPR range.
-    pub(crate) fn mb(cfg: &RunConfig) -> Result<Self, RunError> {
+    /// Mini-batch pAUC over the run's FPR range, for one task with `labels`.
+    pub(crate) fn mb(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
         Ok(BatchObjective::Mb(
             MiniBatchPaucConfig::new(cfg.alpha, cfg.beta)
                 .with_loss(PairLoss::Logistic)
-                .init()?,
+                .init(labels)?,
         ))
     }
 
@@ -132,8 +132,9 @@ impl BatchObjective {
         ))
     }
 
-    /// PAUCI over the run's region (`alpha = 1 - tpr_min`, `beta = fpr_max`).
-    pub(crate) fn pauci(cfg: &RunConfig) -> Result<Self, RunError> {
+    /// PAUCI over the run's region (`alpha = 1 - tpr_min`, `beta = fpr_max`), for one task
+    /// with `labels`.
+    pub(crate) fn pauci(cfg: &RunConfig, labels: &[f64]) -> Result<Self, RunError> {
         Ok(BatchObjective::Pauci(
             PauciConfig::new()
                 .with_alpha(1.0 - cfg.tpr_min)
@@ -141,7 +142,7 @@ impl BatchObjective {
                 .with_kappa(cfg.kappa)
                 .with_omega(cfg.omega())
                 .with_lr(cfg.scalar_lr)
-                .init()?,
+                .init(labels)?,
         ))
     }
 
@@ -154,7 +155,7 @@ impl BatchObjective {
                 .with_omega(cfg.omega())
                 .with_lr(cfg.scalar_lr)
                 .with_lr_weights(cfg.weights_lr)
-                .init(labels.len())?,
+                .init(labels)?,
         ))
     }
 
@@ -219,24 +220,23 @@ impl BatchObjective {
     /// Take the state of a checkpoint written before 2026-11-26 (`state.cbor`'s objective) if
     /// it is of this objective's kind.
     pub(crate) fn restore_legacy(&mut self, state: ObjectiveState) -> bool {
-        let restored = match state {
+        // The legacy objective gives its state only: the settings and the provenance stay
+        // those of the objective built from this run's config (checked equal to the
+        // checkpoint's before).
+        let legacy = match state {
             // CE has no state: it stays as it was built.
-            ObjectiveState::Ce => match self {
-                BatchObjective::Ce(o) => BatchObjective::Ce(*o),
-                _ => return false,
-            },
-            ObjectiveState::Aucm(o) => BatchObjective::Aucm(o),
-            ObjectiveState::Mb(o) => BatchObjective::Mb(o),
-            ObjectiveState::Sopa(o) => BatchObjective::Sopa(o),
-            ObjectiveState::SopaS(o) => BatchObjective::SopaS(o),
-            ObjectiveState::SotaS(o) => BatchObjective::SotaS(o),
-            ObjectiveState::Sbcd(_) | ObjectiveState::Tasks(_) => return false,
+            ObjectiveState::Ce => return matches!(self, BatchObjective::Ce(_)),
+            ObjectiveState::Aucm(o) => matches!(self, BatchObjective::Aucm(_)).then(|| o.state()),
+            ObjectiveState::Mb(o) => matches!(self, BatchObjective::Mb(_)).then(|| o.state()),
+            ObjectiveState::Sopa(o) => matches!(self, BatchObjective::Sopa(_)).then(|| o.state()),
+            ObjectiveState::SopaS(o) => matches!(self, BatchObjective::SopaS(_)).then(|| o.state()),
+            ObjectiveState::SotaS(o) => matches!(self, BatchObjective::SotaS(_)).then(|| o.state()),
+            ObjectiveState::Sbcd(_) | ObjectiveState::Tasks(_) => None,
         };
-        let same = std::mem::discriminant(self) == std::mem::discriminant(&restored);
-        if same {
-            *self = restored;
+        match legacy {
+            Some(state) => self.objective_mut().set_state(state).is_ok(),
+            None => false,
         }
-        same
     }
 }
 

@@ -52,14 +52,14 @@ impl Trainer {
         type Build = fn(&RunConfig, &[f64], f64) -> Result<BatchObjective, RunError>;
         let build: Build = match cfg.method {
             Method::Sbcd => return Self::sbcd(cfg, task_labels),
-            Method::Ce => |_, _, _| BatchObjective::ce(),
+            Method::Ce => |_, labels, _| BatchObjective::ce(labels),
             Method::Aucm => BatchObjective::aucm,
-            Method::Mb => |cfg, _, _| BatchObjective::mb(cfg),
+            Method::Mb => |cfg, labels, _| BatchObjective::mb(cfg, labels),
             Method::Sopa => |cfg, labels, _| BatchObjective::sopa(cfg, labels),
             Method::SopaS => |cfg, labels, _| BatchObjective::sopa_s(cfg, labels),
             Method::SotaS => |cfg, labels, _| BatchObjective::sota_s(cfg, labels),
             Method::Staco => |cfg, labels, _| BatchObjective::staco(cfg, labels),
-            Method::Pauci => |cfg, _, _| BatchObjective::pauci(cfg),
+            Method::Pauci => |cfg, labels, _| BatchObjective::pauci(cfg, labels),
             Method::Upauci => |cfg, labels, _| BatchObjective::upauci(cfg, labels),
         };
         if cfg.solver == Solver::Asgda {
