@@ -156,11 +156,26 @@ fn forward_refuses_bad_targets_and_ids_with_the_objectives_error() {
         "{e}"
     );
     let e = sopa
-        .forward(s, int(vec![1, 0]), int(vec![0, 99]))
+        .forward(s.clone(), int(vec![1, 0]), int(vec![0, 99]))
         .unwrap_err();
     assert!(
         matches!(e, TrainError::IdOutOfRange { id: 99, n: 12 }),
         "{e}"
+    );
+    // Targets on another backend than the scores: an error naming both devices (Burn's
+    // dispatch panicked with "Tensor is on the wrong backend"); on the scores' device without
+    // autodiff they are welcome.
+    let ndarray = rankrisk::backend::device(BackendKind::Ndarray).unwrap();
+    let elsewhere = Tensor::<1, Int>::from_data(TensorData::new(vec![1i64, 0], [2]), &ndarray);
+    let e = sopa
+        .forward(s.clone(), elsewhere, int(vec![0, 1]))
+        .unwrap_err();
+    assert!(e.to_string().contains("the batch's targets are on"), "{e}");
+    let plain = rankrisk::backend::device(BackendKind::Flex).unwrap();
+    let inner = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [2]), &plain);
+    assert!(
+        sopa.forward(s, inner(vec![1, 0]), inner(vec![0, 1]))
+            .is_ok()
     );
 }
 

@@ -59,6 +59,19 @@ pub enum BridgeError {
     /// Reading tensor data back from the device failed.
     #[error("reading scores from the device failed: {0}")]
     Readback(String),
+    /// A batch tensor on another device (or backend) than the scores.
+    #[error(
+        "the batch's {what} are on {device}, its scores on {scores}: build them on the scores' \
+         device (the batcher's device), or move them with `.to_device(&scores.device())`"
+    )]
+    OtherDevice {
+        /// `targets` or `ids`.
+        what: &'static str,
+        /// Their device.
+        device: String,
+        /// The scores' device.
+        scores: String,
+    },
     /// A score read back from the device is NaN or infinite.
     #[error("score {index} is not finite ({value}): the model diverged or its input holds NaN")]
     NonFiniteScore {
@@ -131,12 +144,27 @@ pub struct CpuBatch {
 /// - scores, targets, ids: `[batch]`, on one device
 ///
 /// # Errors
+/// [`BridgeError::OtherDevice`] for targets or ids on another device than the scores,
 /// [`BridgeError::Readback`] when the device fails, [`BridgeError::NonFiniteScore`].
 pub fn batch_to_cpu(
     scores: Tensor<1>,
     targets: Tensor<1, Int>,
     ids: Tensor<1, Int>,
 ) -> Result<CpuBatch, BridgeError> {
+    // One transaction reads the three: tensors of two backends in it would panic in Burn's
+    // dispatch ("wrong backend"), so they are compared first (the scores' autodiff device
+    // and the targets' plain one are the same device).
+    let home = scores.device().inner();
+    for (what, device) in [("targets", targets.device()), ("ids", ids.device())] {
+        let device = device.inner();
+        if device != home {
+            return Err(BridgeError::OtherDevice {
+                what,
+                device: format!("{device:?}"),
+                scores: format!("{home:?}"),
+            });
+        }
+    }
     TO_HOST.fetch_add(1, Ordering::Relaxed);
     let [s, t, i]: [TensorData; 3] = Transaction::default()
         .register(scores)
