@@ -426,6 +426,16 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
     let loaded = cfg.init(&labels).unwrap().try_load_record(record).unwrap();
     assert_eq!(loaded.state(), sbcd.state());
     assert!(sbcd.state().duals_m.lambda.iter().any(|&l| l != 0.0));
+    // Its read-only value is the FPR-range objective that mini-batch pAUC computes with the
+    // same range and pair loss (the duals take no part), and no state moves.
+    let before = sbcd.state().clone();
+    let mb = MiniBatchPaucConfig::new(0.05, 0.5)
+        .with_loss(cfg.loss)
+        .init(&labels)
+        .unwrap();
+    let value = sbcd.evaluate(&scores, &labels).unwrap();
+    assert_eq!(value, mb.evaluate(&scores, &labels).unwrap());
+    assert_eq!(sbcd.state(), &before);
     // SOPA's record, or one of another training set, does not load.
     let sopa = SopaConfig::new(0.5).init(&LABELS).unwrap();
     let e = cfg

@@ -23,9 +23,9 @@ use burn::tensor::{Device, Tensor};
 
 use crate::pauc::PaucError;
 use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdRecord, SbcdState};
-use crate::pauc::objective::PairLoss;
+use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::pauc::sbcd::DualInit;
-use crate::train::objective::{TrainError, training_positives};
+use crate::train::objective::{TrainError, evaluation_batch, training_positives};
 use crate::train::parallel::Shards;
 use crate::train::provenance::{Provenance, record_of, state_of_record};
 pub use crate::train::sbcd_model::BurnModel;
@@ -145,6 +145,39 @@ impl DeepSbcd {
             core: AgdSbcd::new(cfg, &positive)?,
             provenance,
         })
+    }
+
+    /// The pAUC objective over FPR `[alpha, beta]` (eq. (3) of the pAUC paper with the
+    /// config's pair loss) on a batch of any data set, read-only (the duals take no part: at
+    /// their optimum the min-max problem is this objective), as the objectives'
+    /// [`Objective::evaluate`](crate::train::Objective::evaluate).
+    ///
+    /// # Errors
+    /// [`TrainError::Shape`], [`TrainError::NonFiniteScore`], [`TrainError::BadLabel`],
+    /// [`TrainError::OneClassBatch`], or the objective's [`TrainError::Pauc`].
+    pub fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
+        let (signs, _) = evaluation_batch(scores, labels)?;
+        let (pos, neg): (Vec<f64>, Vec<f64>) = {
+            let pos = scores
+                .iter()
+                .zip(&signs)
+                .filter(|(_, y)| **y > 0.0)
+                .map(|(s, _)| *s);
+            let neg = scores
+                .iter()
+                .zip(&signs)
+                .filter(|(_, y)| **y < 0.0)
+                .map(|(s, _)| *s);
+            (pos.collect(), neg.collect())
+        };
+        if pos.is_empty() || neg.is_empty() {
+            return Err(TrainError::OneClassBatch {
+                positives: pos.len(),
+                negatives: neg.len(),
+            });
+        }
+        let c = self.config();
+        Ok(objective_and_score_grad(&pos, &neg, c.loss, c.alpha, c.beta)?.0)
     }
 
     /// The settings.
