@@ -790,6 +790,40 @@ mod train_config {
         assert!(sbcd.training.backend.backend.is_some());
     }
 
+    /// UPAUCI's weight step (issue 56) as a config key and a flag, `paper` by default.
+    #[test]
+    fn the_weight_step_is_a_setting() {
+        let runs = parse_config(
+            "task = \"long-tailed\"\nmethod = \"upauci\"\nweight_step = \"exact\"\n",
+            false,
+            "c",
+        )
+        .unwrap();
+        let Run::LongTailed(args) = &runs[0] else {
+            panic!("{runs:?}");
+        };
+        assert_eq!(
+            args.training.weight_step,
+            rankrisk::train::instance_pauc::WeightStep::Exact
+        );
+        assert!(to_toml(&runs).unwrap().contains("weight_step = \"exact\""));
+        let runs = parse_config("task = \"long-tailed\"\n", false, "d").unwrap();
+        let Run::LongTailed(args) = &runs[0] else {
+            panic!("{runs:?}");
+        };
+        assert_eq!(
+            args.training.weight_step,
+            rankrisk::train::instance_pauc::WeightStep::Paper
+        );
+        let e = parse_config(
+            "task = \"long-tailed\"\nweight_step = \"newton\"\n",
+            false,
+            "e",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("newton"), "{e}");
+    }
+
     #[test]
     fn json_toml_and_dashed_keys_agree() {
         let toml = "task = \"long-tailed\"\nmethod = \"mb\"\npositive = [1, 2]\ntest_limit = 10\nresume = true\n";

@@ -134,6 +134,47 @@ impl Selection for Softplus {
     }
 }
 
+/// How UPAUCI's weights move at each visit of their instance (plain SGDA; ASGDA moves them
+/// along its directions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightStep {
+    /// The paper's projected ascent, `c <- clip(c + lr_weights dH/dc, 0, 1)` with `dH/dc =
+    /// (x - t - 2 omega c) / (beta B-)` (the batch objective's gradient): at most about
+    /// `lr_weights / (beta B-)` per unit of `x - t`, about 0.1 with the defaults, while a run
+    /// of two passes visits each instance about once, so the weights hardly leave their start.
+    #[default]
+    Paper,
+    /// The exact ascent in `c` at each visit, before the scalars' step: `c <- argmax_{c in
+    /// [0,1]} c (x - t) - omega c^2 = clip((x - t) / (2 omega), 0, 1)` (`1[x > t]` at `omega =
+    /// 0`), the Newton step of the instance's own term (each `c_j` appears only there, so the
+    /// batch's `1/(beta B-)` scale does not concern it); the batch's gradient is then taken at
+    /// these weights. One visit puts a weight at its fixed point for the current scalars;
+    /// `lr_weights` is not used.
+    Exact,
+}
+
+/// The maximizer of an instance's selection term `c (x - t) - omega c^2` over `c in [0, 1]`
+/// for its excess `x - t`.
+pub(super) fn best_weight(excess: f64, omega: f64) -> f64 {
+    if omega > 0.0 {
+        (excess / (2.0 * omega)).clamp(0.0, 1.0)
+    } else {
+        f64::from(u8::from(excess > 0.0))
+    }
+}
+
+/// An instance's selection excess `x - t` at the scalars `x` for its sigmoid score `f`:
+/// `P_i - s` for a positive, `N_j - s'` for a negative.
+pub(super) fn excess(x: &Scalars, f: f64, positive: bool) -> f64 {
+    let g1 = 1.0 + x.gamma;
+    if positive {
+        (f - x.a).powi(2) - 2.0 * g1 * f - x.s_pos
+    } else {
+        (f - x.b).powi(2) + 2.0 * g1 * f - x.s_neg
+    }
+}
+
 /// The weights `c`.
 pub(super) struct Weights<'a>(pub(super) &'a [f64]);
 

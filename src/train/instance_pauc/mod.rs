@@ -58,15 +58,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
 use crate::train::objective::{
-    BatchGradient, Objective, TrainError, evaluation_batch, unknown_state,
+    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, unknown_state,
 };
 use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
 
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
-pub use batch::Scalars;
-use batch::{Region, Softplus, Weights, evaluate, step_scalars};
+use batch::{Region, Softplus, Weights, best_weight, evaluate, excess, step_scalars};
+pub use batch::{Scalars, WeightStep};
 
 /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
 /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
@@ -114,6 +114,10 @@ pub struct UpauciConfig {
     /// Starting weight of every instance (section 7.7: a large one is best one-way, 1).
     #[config(default = 1.0)]
     pub initial_weight: f64,
+    /// How a weight moves at each visit ([`WeightStep`]): the paper's gradient step (the
+    /// default, what the frontier tables of docs/RESULTS.md ran) or the exact ascent in `c`.
+    #[config(default = "WeightStep::Paper")]
+    pub weight_step: WeightStep,
 }
 
 impl PauciConfig {
@@ -284,6 +288,7 @@ impl UpauciConfig {
                 theta_a: 0.0,
                 theta_b: 0.0,
             },
+            weight_step: self.weight_step,
             weights: vec![self.initial_weight; n],
             directions: None,
             provenance: Provenance::new(self, labels)?,
@@ -299,6 +304,8 @@ pub struct Upauci {
     lr_weights: f64,
     /// The scalars.
     pub scalars: Scalars,
+    /// How the weights move.
+    weight_step: WeightStep,
     /// The weights `c in [0, 1]`, one per training instance by id (one-way, only the
     /// negatives' are used).
     pub weights: Vec<f64>,
@@ -320,6 +327,17 @@ impl Objective for Upauci {
         labels: &[f64],
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
+        if self.weight_step == WeightStep::Exact {
+            // The weights' exact ascent first (each at its maximizer for the current scalars),
+            // then the scalars' step at those weights: block-coordinate ascent-descent.
+            check_batch(scores, labels, ids, Some(self.weights.len()))?;
+            for ((&s, &y), &id) in scores.iter().zip(labels).zip(ids) {
+                if y < 0.0 || self.region.two_way() {
+                    let x = excess(&self.scalars, sigmoid(s), y > 0.0);
+                    self.weights[id] = best_weight(x, self.region.omega);
+                }
+            }
+        }
         let (g, d) = self.gradients(scores, labels, ids)?;
         let lr = self.region.lr;
         step_scalars(
@@ -328,8 +346,10 @@ impl Objective for Upauci {
             (1.0, lr, lr),
             self.region.two_way(),
         );
-        for (id, dc) in d.weights {
-            self.weights[id] = (self.weights[id] + self.lr_weights * dc).clamp(0.0, 1.0);
+        if self.weight_step == WeightStep::Paper {
+            for (id, dc) in d.weights {
+                self.weights[id] = (self.weights[id] + self.lr_weights * dc).clamp(0.0, 1.0);
+            }
         }
         Ok(g)
     }
@@ -340,25 +360,12 @@ impl Objective for Upauci {
     /// batch's instances tend to at these scalars, no training id needed.
     fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
         let (signs, positions) = evaluation_batch(scores, labels)?;
-        let (x, omega) = (&self.scalars, self.region.omega);
-        let best = |excess: f64| {
-            if omega > 0.0 {
-                (excess / (2.0 * omega)).clamp(0.0, 1.0)
-            } else {
-                f64::from(u8::from(excess > 0.0))
-            }
-        };
-        let g1 = 1.0 + x.gamma;
         let weights: Vec<f64> = scores
             .iter()
             .zip(&signs)
             .map(|(&s, &y)| {
-                let f = sigmoid(s);
-                if y > 0.0 {
-                    best((f - x.a).powi(2) - 2.0 * g1 * f - x.s_pos)
-                } else {
-                    best((f - x.b).powi(2) + 2.0 * g1 * f - x.s_neg)
-                }
+                let x = excess(&self.scalars, sigmoid(s), y > 0.0);
+                best_weight(x, self.region.omega)
             })
             .collect();
         let sel = Weights(&weights);

@@ -276,3 +276,68 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
     d.set_state(c.state()).unwrap();
     assert_eq!(d.directions, c.directions);
 }
+
+/// UPAUCI's weights on fixed score distributions the size of MNIST-LT's training set (1,050
+/// positives, 11,055 negatives; logits N(+1, 1) and N(-1, 1)), one-way FPR <= 0.3, 758 steps
+/// of balanced batches of 32 (two passes' worth at the run's budget), the defaults otherwise.
+/// Returns the mean weight of the top 30% of negatives by score, of the rest, and `s'`.
+fn selection_after_a_run(step: WeightStep) -> (f64, f64, f64) {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use rankrisk_datasets::sampler::DualSampler;
+
+    let (n_pos, n_neg) = (1_050, 11_055);
+    let mut rng = StdRng::seed_from_u64(7);
+    // Box-Muller.
+    let mut normal = |mean: f64| {
+        let (u, v): (f64, f64) = (rng.random(), rng.random());
+        mean + (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let labels: Vec<f64> = (0..n_pos + n_neg)
+        .map(|i| if i < n_pos { 1.0 } else { -1.0 })
+        .collect();
+    let scores: Vec<f64> = (0..n_pos + n_neg)
+        .map(|i| normal(if i < n_pos { 1.0 } else { -1.0 }))
+        .collect();
+    let mut u = UpauciConfig::new()
+        .with_weight_step(step)
+        .init(&labels)
+        .unwrap();
+    let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
+    let mut sampler = DualSampler::new(&positive, 32, 0.5, 3).unwrap();
+    for _ in 0..758 {
+        let ids = sampler.next_batch();
+        let s: Vec<f64> = ids.iter().map(|&i| scores[i]).collect();
+        let y: Vec<f64> = ids.iter().map(|&i| labels[i]).collect();
+        u.batch_gradient(&s, &y, &ids).unwrap();
+    }
+    let mut negatives: Vec<usize> = (n_pos..n_pos + n_neg).collect();
+    negatives.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let top = (0.3 * n_neg as f64) as usize;
+    let mean = |ids: &[usize]| ids.iter().map(|&i| u.weights[i]).sum::<f64>() / ids.len() as f64;
+    (
+        mean(&negatives[..top]),
+        mean(&negatives[top..]),
+        u.scalars.s_neg,
+    )
+}
+
+/// Issue 56: the paper's weight step leaves the weights where they start within a run's
+/// budget (no selection, and `s'` climbs to its clip at 5), where the exact ascent selects
+/// the top negatives and keeps `s'` inside its range.
+#[test]
+fn upauci_weights_select_the_top_negatives_with_the_exact_step_only() {
+    let (top, rest, s_neg) = selection_after_a_run(WeightStep::Paper);
+    eprintln!("paper step: top 30% {top:.3}, rest {rest:.3}, s' {s_neg:.3}");
+    assert!(
+        top - rest < 0.05,
+        "the paper's step selected: {top} vs {rest}"
+    );
+    let (top, rest, s_neg) = selection_after_a_run(WeightStep::Exact);
+    eprintln!("exact step: top 30% {top:.3}, rest {rest:.3}, s' {s_neg:.3}");
+    assert!(
+        top > rest + 0.3 && top > 2.0 * rest,
+        "top 30% {top}, rest {rest}"
+    );
+    assert!(s_neg < 5.0 - 1e-9, "s' at its clip: {s_neg}");
+}

@@ -155,6 +155,7 @@ impl BatchObjective {
                 .with_omega(cfg.omega())
                 .with_lr(cfg.scalar_lr)
                 .with_lr_weights(cfg.weights_lr)
+                .with_weight_step(cfg.weight_step)
                 .init(labels)?,
         ))
     }

@@ -9,6 +9,7 @@ use crate::device::backend::{BackendError, BackendKind};
 use crate::device::remote::DeviceSpec;
 use crate::pauc::sbcd::DualInit;
 use crate::train::deep_sbcd::DeepSbcdConfig;
+use crate::train::instance_pauc::WeightStep;
 use crate::train::run::defaults;
 use crate::train::run::error::RunError;
 
@@ -248,10 +249,17 @@ pub struct RunConfig {
     #[arg(long, default_value_t = defaults::asgda().iota_1, value_parser = finite_f64)]
     #[serde(default = "defaults::asgda_iota")]
     pub asgda_iota: f64,
-    /// UPAUCI: step size of the per-instance weights' projected ascent.
+    /// UPAUCI: step size of the per-instance weights' projected ascent (`weight_step =
+    /// "paper"`).
     #[arg(long, default_value_t = defaults::weights_lr(), value_parser = finite_f64)]
     #[serde(default = "defaults::weights_lr")]
     pub weights_lr: f64,
+    /// UPAUCI: how a weight moves at each visit: `paper` (the paper's gradient step, scaled
+    /// by the batch, which a run of two passes barely moves) or `exact` (each visited weight
+    /// set to its maximizer before the scalars' step; it selects within that budget).
+    #[arg(long, value_enum, default_value = "paper")]
+    #[serde(default)]
+    pub weight_step: WeightStep,
     /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
     /// (0: none).
     #[arg(long, default_value_t = defaults::bootstrap())]
