@@ -822,6 +822,17 @@ mod train_config {
         )
         .unwrap_err();
         assert!(e.to_string().contains("newton"), "{e}");
+        // Adam's epsilon (issue 56): Burn's 1e-5 by default, PyTorch's 1e-8 when asked, and
+        // not 0.
+        assert_eq!(args.training.adam_epsilon, 1e-5);
+        let runs =
+            parse_config("task = \"long-tailed\"\nadam_epsilon = 1e-8\n", false, "f").unwrap();
+        let Run::LongTailed(args) = &runs[0] else {
+            panic!("{runs:?}");
+        };
+        assert_eq!(args.training.adam_epsilon, 1e-8);
+        let e = parse_config("task = \"long-tailed\"\nadam_epsilon = 0\n", false, "g").unwrap_err();
+        assert!(e.to_string().contains("adam_epsilon"), "{e}");
     }
 
     #[test]

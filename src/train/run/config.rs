@@ -260,6 +260,12 @@ pub struct RunConfig {
     #[arg(long, value_enum, default_value = "paper")]
     #[serde(default)]
     pub weight_step: WeightStep,
+    /// Adam's epsilon, for the methods trained with Adam (CE, SOPA, SOPA-s, SOTA-s, STACO,
+    /// PAUCI, UPAUCI): Burn's default 1e-5; PyTorch's `Adam`, which LibAUC's runs use, has
+    /// 1e-8.
+    #[arg(long, default_value_t = defaults::adam_epsilon(), value_parser = finite_f64)]
+    #[serde(default = "defaults::adam_epsilon")]
+    pub adam_epsilon: f64,
     /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
     /// (0: none).
     #[arg(long, default_value_t = defaults::bootstrap())]

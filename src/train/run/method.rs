@@ -144,7 +144,8 @@ impl Trainer {
     /// SOTA-s, STACO (LibAUC's optimizers default to their Adam mode), and for PAUCI and
     /// UPAUCI's network (their scalars take their own projected steps); SGD for the rest, AGD-SBCD's
     /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
-    /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value).
+    /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value); Adam's
+    /// epsilon is `adam_epsilon`.
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
         let clip = cfg.clip().map(|c| GradientClippingConfig::Value(c as f32));
         if cfg.solver == Solver::Asgda {
@@ -158,7 +159,10 @@ impl Trainer {
             | Method::SotaS
             | Method::Staco
             | Method::Pauci
-            | Method::Upauci => AdamConfig::new().with_grad_clipping(clip).init(),
+            | Method::Upauci => AdamConfig::new()
+                .with_epsilon(cfg.adam_epsilon as f32)
+                .with_grad_clipping(clip)
+                .init(),
             Method::Aucm | Method::Mb | Method::Sbcd => {
                 SgdConfig::new().with_gradient_clipping(clip).init()
             }

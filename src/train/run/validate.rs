@@ -103,6 +103,7 @@ impl RunConfig {
             ),
             ("staco_margin", self.staco_margin, self.staco_margin > 0.0),
             ("kappa", self.kappa, self.kappa > 0.0),
+            ("adam_epsilon", self.adam_epsilon, self.adam_epsilon > 0.0),
         ] {
             if !(ok && value.is_finite()) {
                 let allowed = if key == "dro_gamma" {
