@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use burn::data::dataloader::DataLoaderBuilder;
+use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
 use burn::module::Param;
 use burn::optim::AdamConfig;
@@ -16,7 +16,7 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::train::learner::ObjectiveModel;
 use rankrisk::train::{MiniBatchPaucConfig, Objective, SopaConfig};
 use rankrisk_datasets::BinaryImageSet;
-use rankrisk_datasets::batcher::ImageBatcher;
+use rankrisk_datasets::batcher::{ImageBatch, ImageBatcher};
 use rankrisk_models::{LinearScorer, LinearScorerConfig};
 
 /// 600 Fashion-MNIST training images, shirts (class 6) positive; `None` without the data.
@@ -45,6 +45,18 @@ fn interleaved(labels: &[f64]) -> Vec<usize> {
         order.push(n);
     }
     order
+}
+
+/// Batches of 50 of the images `ids`, in that order (no shuffle), on `device`.
+fn image_loader(
+    batcher: &ImageBatcher,
+    device: &Device,
+    ids: Vec<usize>,
+) -> Arc<dyn DataLoader<ImageBatch>> {
+    DataLoaderBuilder::new(batcher.clone())
+        .batch_size(50)
+        .set_device(device.clone())
+        .build(InMemDataset::new(ids))
 }
 
 /// The tests seed the device's one random generator before building a model: one at a time.
@@ -79,12 +91,7 @@ fn run_sopa(
     let labels = task.signed_labels();
     let device = autodiff_device(BackendKind::Ndarray).unwrap();
     let order = interleaved(&labels);
-    let loader = |ids: Vec<usize>| {
-        DataLoaderBuilder::new(batcher.clone())
-            .batch_size(50)
-            .set_device(device.clone())
-            .build(InMemDataset::new(ids))
-    };
+    let loader = |ids: Vec<usize>| image_loader(&batcher, &device, ids);
     let sopa = SopaConfig::new(beta).with_eta(0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, seed), sopa);
     let objective = model.objective.clone();
@@ -157,10 +164,7 @@ fn a_dual_loader_gives_the_learner_both_classes_in_every_batch() {
     assert!(share < 0.15, "shirts are {share} of the set");
     let sampler = DualSampler::new(&positive, 4, 0.25, 7).unwrap();
     let train = Arc::new(DualLoader::new(sampler, batcher.clone(), &device));
-    let valid = DataLoaderBuilder::new(batcher.clone())
-        .batch_size(50)
-        .set_device(device.clone())
-        .build(InMemDataset::new(interleaved(&labels)[..100].to_vec()));
+    let valid = image_loader(&batcher, &device, interleaved(&labels)[..100].to_vec());
     let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, 2), sopa);
     let objective = model.objective.clone();
@@ -190,12 +194,7 @@ fn a_bad_batch_stops_the_learner_with_the_objectives_message() {
     let device = autodiff_device(BackendKind::Ndarray).unwrap();
     // Negatives only: a pairwise objective cannot use such a batch.
     let negatives: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] < 0.0).collect();
-    let loader = |ids: Vec<usize>| {
-        DataLoaderBuilder::new(batcher.clone())
-            .batch_size(50)
-            .set_device(device.clone())
-            .build(InMemDataset::new(ids))
-    };
+    let loader = |ids: Vec<usize>| image_loader(&batcher, &device, ids);
     let mb = MiniBatchPaucConfig::new(0.05, 0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, 3), mb);
     let interrupter = model.interrupter();
@@ -232,12 +231,7 @@ fn a_bad_batch_stops_an_unwired_learner_with_the_objectives_message() {
     // Two batches with both classes, then one of negatives only.
     let mut order = interleaved(&labels)[..100].to_vec();
     order.extend((0..labels.len()).filter(|&i| labels[i] < 0.0).take(50));
-    let loader = |ids: Vec<usize>| {
-        DataLoaderBuilder::new(batcher.clone())
-            .batch_size(50)
-            .set_device(device.clone())
-            .build(InMemDataset::new(ids))
-    };
+    let loader = |ids: Vec<usize>| image_loader(&batcher, &device, ids);
     let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, 3), sopa);
     let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
@@ -289,12 +283,7 @@ fn the_learner_reports_auroc_and_pauc_and_keeps_the_best_by_pauc() {
     let device = autodiff_device(BackendKind::Ndarray).unwrap();
     let order = interleaved(&labels);
     let (train_ids, valid_ids) = (order[..400].to_vec(), order[400..].to_vec());
-    let loader = |ids: Vec<usize>| {
-        DataLoaderBuilder::new(batcher.clone())
-            .batch_size(50)
-            .set_device(device.clone())
-            .build(InMemDataset::new(ids))
-    };
+    let loader = |ids: Vec<usize>| image_loader(&batcher, &device, ids);
     let sopa = SopaConfig::new(0.5).init(&labels).unwrap();
     let model = ObjectiveModel::new(scorer(&device, 5), sopa.clone());
     let objective_loss = model.validation_loss();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, no_state,
+    BatchGradient, Objective, TrainError, check_batch, no_state, stateless_value,
 };
 use crate::train::provenance::Provenance;
 use crate::train::state_record::State;
@@ -98,11 +98,7 @@ impl Objective for MiniBatchPauc {
 
     /// The batch value, as [`Objective::batch_gradient`] gives it (no state).
     fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
-        let (signs, positions) = evaluation_batch(scores, labels)?;
-        Ok(self
-            .clone()
-            .batch_gradient(scores, &signs, &positions)?
-            .loss)
+        stateless_value(self, scores, labels)
     }
 
     fn name(&self) -> &'static str {

@@ -210,16 +210,26 @@ pub(crate) fn evaluation_batch(
         .map(|&y| if y > 0.0 { 1.0 } else { -1.0 })
         .collect();
     let positions: Vec<usize> = (0..scores.len()).collect();
-    let shape = TrainError::Shape {
-        scores: scores.len(),
-        labels: labels.len(),
-        ids: scores.len(),
-    };
-    if scores.len() != labels.len() {
-        return Err(shape);
-    }
     check_batch(scores, &signs, &positions, None)?;
     Ok((signs, positions))
+}
+
+/// [`Objective::evaluate`] of an objective without state: its batch value, as
+/// [`Objective::batch_gradient`] reports it (on a copy, which a stateless objective's step
+/// leaves as it was).
+///
+/// # Errors
+/// As [`evaluation_batch`] and [`Objective::batch_gradient`].
+pub(crate) fn stateless_value(
+    objective: &(impl Objective + Clone),
+    scores: &[f64],
+    labels: &[f64],
+) -> Result<f64, TrainError> {
+    let (signs, positions) = evaluation_batch(scores, labels)?;
+    Ok(objective
+        .clone()
+        .batch_gradient(scores, &signs, &positions)?
+        .loss)
 }
 
 /// [`Objective::set_state`] of an objective without state: only the empty state fits.
@@ -354,11 +364,7 @@ impl Objective for Erm {
     }
 
     fn evaluate(&self, scores: &[f64], labels: &[f64]) -> Result<f64, TrainError> {
-        let (signs, positions) = evaluation_batch(scores, labels)?;
-        Ok(self
-            .clone()
-            .batch_gradient(scores, &signs, &positions)?
-            .loss)
+        stateless_value(self, scores, labels)
     }
 
     fn name(&self) -> &'static str {

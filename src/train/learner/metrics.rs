@@ -2,7 +2,7 @@
 //! whole split at the end of each epoch (an AUC of a batch is not a piece of the epoch's AUC):
 //! [`RankingMetric::auroc`], [`RankingMetric::pauc`] (over FPR `[alpha, beta]`, eq. (2) of the
 //! FPR-range paper) and [`RankingMetric::two_way_pauc`] (LibAUC's two-way pAUC), in percent as
-//! Burn's own AUROC; and [`ObjectiveLoss`], the objective's own value over the split
+//! Burn's own AUROC; and the objective's own value over the split
 //! ([`ObjectiveModel::validation_loss`](super::ObjectiveModel::validation_loss)).
 //!
 //! Register them with `SupervisedTraining::metric_valid_numeric` (the Learner's dashboard and
@@ -57,7 +57,8 @@ impl Adaptor<LossInput> for ScoreOutput {
 }
 
 /// What [`ObjectiveModel`](super::ObjectiveModel)'s validation steps give the Learner: the
-/// scores and the labels, for the ranking metrics, [`ObjectiveLoss`] and Burn's `AurocMetric`.
+/// scores and the labels, for the ranking metrics (the objective's value among them) and Burn's
+/// `AurocMetric`.
 pub struct ValidScores {
     /// The scores, `[batch]`.
     pub scores: Tensor<1>,
@@ -168,31 +169,55 @@ fn entry(value: Option<f64>, unit: &str) -> SerializedEntry {
     }
 }
 
+/// The objective's read-only value on a split (an
+/// [`Objective::evaluate`](crate::train::Objective::evaluate) of its scores and labels).
+pub(crate) type Evaluation = Arc<dyn Fn(&[f64], &[f64]) -> Result<f64, TrainError> + Send + Sync>;
+
 /// Which figure a [`RankingMetric`] computes.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone)]
 enum Figure {
     Auc,
-    Pauc { alpha: f64, beta: f64 },
-    TwoWay { min_tpr: f64, max_fpr: f64 },
+    Pauc {
+        alpha: f64,
+        beta: f64,
+    },
+    TwoWay {
+        min_tpr: f64,
+        max_fpr: f64,
+    },
+    /// The trained objective's own value (lower is better, no unit).
+    Objective(Evaluation),
 }
 
 impl Figure {
-    /// The figure in percent (as Burn's `AurocMetric` reports).
-    fn of(self, scores: &[f64], labels: &[f64]) -> Option<f64> {
+    /// The figure: the ranking ones in percent (as Burn's `AurocMetric` reports), the
+    /// objective as it is.
+    fn of(&self, scores: &[f64], labels: &[f64]) -> Option<f64> {
         let fraction = match self {
             Figure::Auc => auc(scores, labels).ok(),
-            Figure::Pauc { alpha, beta } => pauc(scores, labels, alpha, beta).ok(),
+            Figure::Pauc { alpha, beta } => pauc(scores, labels, *alpha, *beta).ok(),
             Figure::TwoWay { min_tpr, max_fpr } => {
-                libauc_two_way_pauc(scores, labels, min_tpr, max_fpr).ok()
+                libauc_two_way_pauc(scores, labels, *min_tpr, *max_fpr).ok()
             }
+            Figure::Objective(evaluate) => return evaluate(scores, labels).ok(),
         };
         fraction.map(|f| 100.0 * f)
     }
+
+    /// The ranking figures are percents to maximize, the objective a value to minimize.
+    fn is_ranking(&self) -> bool {
+        !matches!(self, Figure::Objective(_))
+    }
 }
 
-/// A ranking figure over a whole split, as a burn-train numeric metric: AUROC, the pAUC over
-/// an FPR range, or LibAUC's two-way pAUC (one type, one constructor per figure), in percent
-/// as Burn's `AurocMetric` (`pAUC [0.05, 0.5]` 61.2 is a normalized pAUC of 0.612).
+/// A figure over a whole split, as a burn-train numeric metric: AUROC, the pAUC over an FPR
+/// range, or LibAUC's two-way pAUC (one type, one constructor per figure), in percent as
+/// Burn's `AurocMetric` (`pAUC [0.05, 0.5]` 61.2 is a normalized pAUC of 0.612); or the trained
+/// objective's own value over the split, computed at the end of each epoch by
+/// [`Objective::evaluate`](crate::train::Objective::evaluate) (read-only: its state does not
+/// move), the validation loss that is the loss trained, named for the objective (`SOPA
+/// objective`), lower is better (`Direction::Lowest` for a checkpointing strategy); that one is
+/// built by [`ObjectiveModel::validation_loss`](super::ObjectiveModel::validation_loss).
 #[derive(Clone)]
 pub struct RankingMetric {
     name: MetricName,
@@ -207,6 +232,14 @@ impl RankingMetric {
             figure,
             state: Accumulated::default(),
         }
+    }
+
+    /// The objective's value by `evaluate`, named `OBJECTIVE objective`.
+    pub(crate) fn objective(objective: &str, evaluate: Evaluation) -> Self {
+        Self::with(
+            format!("{objective} objective"),
+            Figure::Objective(evaluate),
+        )
     }
 
     /// AUROC (ties count one half), named `AUROC`.
@@ -267,8 +300,9 @@ impl Metric for RankingMetric {
     }
 
     fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
-        let figure = self.figure;
-        Ok(entry(self.state.compute(|s, y| figure.of(s, y)), " %"))
+        let figure = &self.figure;
+        let unit = if figure.is_ranking() { " %" } else { "" };
+        Ok(entry(self.state.compute(|s, y| figure.of(s, y)), unit))
     }
 
     fn clear(&mut self) {
@@ -276,9 +310,10 @@ impl Metric for RankingMetric {
     }
 
     fn attributes(&self) -> MetricAttributes {
+        let ranking = self.figure.is_ranking();
         NumericAttributes {
-            unit: Some("%".into()),
-            higher_is_better: true,
+            unit: ranking.then(|| "%".into()),
+            higher_is_better: ranking,
         }
         .into()
     }
@@ -294,83 +329,6 @@ impl Numeric for RankingMetric {
     }
 
     /// The last epoch's figure; NaN before the first epoch or where it was undefined.
-    fn final_value(&self) -> NumericEntry {
-        NumericEntry::Final(self.state.value.unwrap_or(f64::NAN))
-    }
-}
-
-/// The objective's read-only value on a split (an
-/// [`Objective::evaluate`](crate::train::Objective::evaluate) of its scores and labels).
-pub(crate) type Evaluation = Arc<dyn Fn(&[f64], &[f64]) -> Result<f64, TrainError> + Send + Sync>;
-
-/// The trained objective's own value over a whole split, computed at the end of each epoch
-/// by [`Objective::evaluate`](crate::train::Objective::evaluate) (read-only: its state does not
-/// move): the validation loss that is the loss trained, named for the objective (`SOPA
-/// objective`). Built by
-/// [`ObjectiveModel::validation_loss`](super::ObjectiveModel::validation_loss); lower is
-/// better (`Direction::Lowest` for a checkpointing strategy).
-#[derive(Clone)]
-pub struct ObjectiveLoss {
-    name: MetricName,
-    evaluate: Evaluation,
-    state: Accumulated,
-}
-
-impl ObjectiveLoss {
-    pub(crate) fn new(objective: &str, evaluate: Evaluation) -> Self {
-        ObjectiveLoss {
-            name: Arc::new(format!("{objective} objective")),
-            evaluate,
-            state: Accumulated::default(),
-        }
-    }
-}
-
-impl Metric for ObjectiveLoss {
-    type Input = ScoreInput;
-
-    fn name(&self) -> MetricName {
-        self.name.clone()
-    }
-
-    /// Keeps the batch's scores and labels; the value is the split's, at the end of the epoch.
-    fn update(
-        &mut self,
-        input: &ScoreInput,
-        _metadata: &MetricMetadata,
-    ) -> Result<SerializedEntry, TensorReadError> {
-        self.state.update(input)?;
-        Ok(SerializedEntry::not_available(None))
-    }
-
-    fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
-        let evaluate = self.evaluate.clone();
-        Ok(entry(self.state.compute(|s, y| evaluate(s, y).ok()), ""))
-    }
-
-    fn clear(&mut self) {
-        self.state.clear();
-    }
-
-    fn attributes(&self) -> MetricAttributes {
-        NumericAttributes {
-            unit: None,
-            higher_is_better: false,
-        }
-        .into()
-    }
-}
-
-impl Numeric for ObjectiveLoss {
-    fn value(&self) -> Option<NumericEntry> {
-        self.state.value.map(NumericEntry::Final)
-    }
-
-    fn running_value(&self) -> Option<NumericEntry> {
-        None
-    }
-
-    /// The last epoch's value; NaN before the first epoch or where it was undefined.
     fn final_value(&self) -> NumericEntry {
         NumericEntry::Final(self.state.value.unwrap_or(f64::NAN))
     }

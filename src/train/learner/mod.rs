@@ -60,7 +60,7 @@ use crate::train::state_record::StateVectors;
 
 pub mod metrics;
 
-pub use metrics::{ObjectiveLoss, RankingMetric, ScoreOutput, ValidScores};
+pub use metrics::{RankingMetric, ScoreOutput, ValidScores};
 
 /// An objective shared between the Learner's copies of the module (it clones and forks the
 /// module; the CPU state must stay one). As a Burn module it records the objective's state
@@ -187,19 +187,19 @@ impl<O: Objective + Send + 'static> Module for SharedObjective<O> {
     /// naming the setting (Burn's `Module::load_record` panics on a mismatch too; a map has
     /// no error path).
     fn map<M: ModuleMapper>(self, mapper: &mut M) -> Self {
-        let (name, entries, provenance) = {
-            let objective = self.lock();
-            let provenance = objective.provenance().cloned();
-            let entries = with_provenance(objective.state(), provenance.as_ref());
-            (objective.name(), entries, provenance)
-        };
-        let vectors = StateVectors::of(&entries).map(mapper);
-        if let Ok(values) = vectors.values(name) {
-            match checked_state(name, values, provenance.as_ref()) {
-                Ok(state) => {
-                    let _ = self.lock().set_state(state);
+        {
+            // One lock for the round trip (the mapper does not reach the objective).
+            let mut objective = self.lock();
+            let name = objective.name();
+            let entries = with_provenance(objective.state(), objective.provenance());
+            let vectors = StateVectors::of(&entries).map(mapper);
+            if let Ok(values) = vectors.values(name) {
+                match checked_state(name, values, objective.provenance()) {
+                    Ok(state) => {
+                        let _ = objective.set_state(state);
+                    }
+                    Err(e) => panic!("{e}"),
                 }
-                Err(e) => panic!("{e}"),
             }
         }
         self
@@ -324,10 +324,10 @@ impl<M: Module, O: Objective + Clone + fmt::Debug + Send + 'static, B>
     /// The objective's own value over a validation split, as a burn-train metric
     /// (`metric_valid_numeric(model.validation_loss())`): [`Objective::evaluate`] of the
     /// split's scores at the end of each epoch, read-only.
-    pub fn validation_loss(&self) -> ObjectiveLoss {
+    pub fn validation_loss(&self) -> RankingMetric {
         let shared = self.objective.clone();
         let name = shared.lock().name();
-        ObjectiveLoss::new(
+        RankingMetric::objective(
             name,
             Arc::new(move |scores: &[f64], labels: &[f64]| shared.lock().evaluate(scores, labels)),
         )
