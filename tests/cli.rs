@@ -833,6 +833,21 @@ mod train_config {
         assert_eq!(args.training.adam_epsilon, 1e-8);
         let e = parse_config("task = \"long-tailed\"\nadam_epsilon = 0\n", false, "g").unwrap_err();
         assert!(e.to_string().contains("adam_epsilon"), "{e}");
+        // PAUCI's gamma direction (issue 56): the paper's ascent by default, the released
+        // code's descent when asked.
+        use rankrisk::train::instance_pauc::GammaStep;
+        assert_eq!(args.training.gamma_step, GammaStep::Ascent);
+        let runs = parse_config(
+            "task = \"long-tailed\"\nmethod = \"pauci\"\ngamma_step = \"descent\"\n",
+            false,
+            "h",
+        )
+        .unwrap();
+        let Run::LongTailed(args) = &runs[0] else {
+            panic!("{runs:?}");
+        };
+        assert_eq!(args.training.gamma_step, GammaStep::Descent);
+        assert!(to_toml(&runs).unwrap().contains("gamma_step = \"descent\""));
     }
 
     #[test]

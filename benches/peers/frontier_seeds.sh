@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Issue 42's comparison: STACO, PAUCI and UPAUCI against CE, SOTA-s and LibAUC 2.0.1's STACO and
-# SOTA-s, three seeds on full long-tailed sets (ResNet-20, batch 32 of 16 + 16, EPOCHS passes,
-# 2 threads, one run at a time), then one table of mean (std) over seeds of pAUC[0, 0.3],
-# pAUC[0.05, 0.5] and the two-way pAUC (TPR >= 0.7, FPR <= 0.3)
-# (benches/peers/frontier_table.py).
+# Issue 42's comparison, re-run for issue 56: STACO, PAUCI and UPAUCI (each in both of its
+# forms: PAUCI's gamma by the paper's ascent and by the released code's descent, UPAUCI's
+# weights by the paper's gradient step and by the exact step) against CE, SOTA-s and LibAUC
+# 2.0.1's STACO and SOTA-s, three seeds on full long-tailed sets (ResNet-20, batch 32 of 16 +
+# 16, EPOCHS passes, 2 threads, one run at a time, Adam's epsilon PyTorch's 1e-8 on both
+# sides), then one table of mean (std) over seeds of pAUC[0, 0.3], pAUC[0.05, 0.5] and the
+# two-way pAUC (TPR >= 0.7, FPR <= 0.3) (benches/peers/frontier_table.py).
 #
-#   bash benches/peers/frontier_seeds.sh [PYTHON] [OUT] [EPOCHS] [DATASETS] [SEEDS] [LRS]
+#   bash benches/peers/frontier_seeds.sh [PYTHON] [OUT] [EPOCHS] [DATASETS] [SEEDS] [LRS] [METHODS]
 #
 # LRS (default "1e-3", every method's default) is the grid: with several, every method runs at
 # each learning rate on the first seed, the one with the best validation pAUC[0.05, 0.5] (the
 # runs' own model selection) is kept per data set and method, and the other seeds run only it;
 # the same number of points for every method.
+# METHODS (ours) default "ce sota-s staco pauci pauci-descent upauci upauci-exact":
+# pauci-descent is `--method pauci --gamma-step descent`, upauci-exact `--method upauci
+# --weight-step exact`.
 # OUT (default out/frontier) holds DATA/seedS/{split.json,ours/M,libauc/M} (at another lr X:
 # ours@lrX/M, libauc@lrX/M) and table.md; a finished run is kept on a second call, so an
 # interrupted sweep continues where it stopped.
@@ -18,12 +23,15 @@
 # class, default 3: dresses, the digit 3; fashion-mnist:6, shirts, is the harder task, in
 # OUT/fashion-mnist-6). SEEDS default "0 1 2". The binaries are copied to
 # OUT/bin first, so that a rebuild during the sweep does not change them. Measured on this
-# project's 2-core machine: about 10 minutes per data set, seed and learning rate.
+# project's 2-core machine: about 2 minutes per run, 20 per data set and seed at one rate.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="${1:-/work/venv-torch/bin/python}"
 out="${2:-out/frontier}"
 epochs="${3:-2}"
+# Adam's epsilon of our runs: PyTorch's 1e-8 as on LibAUC's side (issue 56); the tables
+# measured before 2026-11-28 ran Burn's 1e-5 (ADAM_EPSILON=1e-5 reproduces them).
+eps="${ADAM_EPSILON:-1e-8}"
 datasets="${4:-fashion-mnist mnist fashion-mnist:6}"
 seeds="${5:-0 1 2}"
 if ! "$py" -c 'import torch, numpy, libauc' >/dev/null 2>&1; then
@@ -36,6 +44,15 @@ for b in examples/cifar_lt examples/export_split rankrisk; do
     [ -x "$out/bin/$(basename $b)" ] || cp "target/release/$b" "$out/bin/"
 done
 lrs="${6:-1e-3}"
+ours="${7:-ce sota-s staco pauci pauci-descent upauci upauci-exact}"
+# The flags of one of our method names.
+method_args() {
+    case "$1" in
+        pauci-descent) echo "--method pauci --gamma-step descent" ;;
+        upauci-exact) echo "--method upauci --weight-step exact" ;;
+        *) echo "--method $1" ;;
+    esac
+}
 # The folder of one run's method group: ours or libauc, with @lrX unless X is the default.
 group() { if [ "$2" = 1e-3 ]; then echo "$1"; else echo "$1@lr$2"; fi; }
 # run_seed NAME DATA POSITIVE SEED "METHOD:LR ..." "LIBAUC-METHOD:LR ..."
@@ -49,8 +66,10 @@ run_seed() {
         local run="$dir/$(group ours "$lr")/$m"
         [ -f "$run/summary.json" ] && continue
         echo "== $1 seed $4: ours $m lr $lr"
+        # shellcheck disable=SC2046
         RAYON_NUM_THREADS=2 "$out/bin/cifar_lt" "${task[@]}" --epochs "$epochs" \
-            --method "$m" --lr "$lr" --out "$run" --quiet --bootstrap 0
+            $(method_args "$m") --lr "$lr" --adam-epsilon "$eps" --out "$run" --quiet \
+            --bootstrap 0
     done
     for lr in $lrs; do
         local missing=() g
@@ -82,7 +101,7 @@ for entry in $datasets; do
         if [ -z "$first" ]; then
             first="$seed"
             run_seed "$name" "$data" "$positive" "$seed" \
-                "$(grid "ce sota-s staco pauci upauci")" "$(grid "staco sota-s")"
+                "$(grid "$ours")" "$(grid "staco sota-s")"
             continue
         fi
         chosen="$(python3 benches/peers/frontier_table.py --out "$out" --choose "$name" \

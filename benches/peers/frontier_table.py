@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import tempfile
 
-OURS = ["ce", "sota-s", "staco", "pauci", "upauci"]
+OURS = ["ce", "sota-s", "staco", "pauci", "pauci-descent", "upauci", "upauci-exact"]
 LIBAUC = ["sota-s", "staco"]
 
 

@@ -19,6 +19,9 @@ out="${2:-out/peers}"
 epochs="${3:-2}"
 data="${4:-fashion-mnist}"
 seed="${5:-0}"
+# Adam's epsilon of our runs: PyTorch's 1e-8 as on LibAUC's side (issue 56); the tables
+# measured before 2026-11-28 ran Burn's 1e-5 (ADAM_EPSILON=1e-5 reproduces them).
+eps="${ADAM_EPSILON:-1e-8}"
 
 if ! "$py" -c 'import torch, numpy, libauc' >/dev/null 2>&1; then
     echo "side_by_side: $py cannot import torch, numpy and libauc (see benches/peers/README.md)" >&2
@@ -35,7 +38,7 @@ for method in ce aucm mb sbcd sopa sopa-s sota-s; do
     [ -f "$dir/summary.json" ] && continue
     echo "== ours: $method"
     RAYON_NUM_THREADS=2 target/release/examples/cifar_lt "${task[@]}" --epochs "$epochs" \
-        --method "$method" --out "$dir" --quiet
+        --method "$method" --adam-epsilon "$eps" --out "$dir" --quiet
 done
 
 libauc="$out/libauc"

@@ -20,6 +20,9 @@ methods="${3:-ce,sota-s}"
 epochs="${4:-1}"
 logs="${5:-out/train-pairs}"
 seed=0
+# Adam's epsilon of our runs: PyTorch's 1e-8 as on LibAUC's side (issue 56); the tables
+# measured before 2026-11-28 ran Burn's 1e-5 (ADAM_EPSILON=1e-5 reproduces them).
+eps="${ADAM_EPSILON:-1e-8}"
 task=(--data fashion-mnist --positive 3 --seed "$seed")
 mkdir -p "$logs"
 cargo build --release --example cifar_lt --example export_split
@@ -30,7 +33,7 @@ for i in $(seq 1 "$n"); do
     for m in "${list[@]}"; do
         rm -rf "$logs/ours_${m}_$i" "$logs/libauc_$i/$m"
         RAYON_NUM_THREADS=2 target/release/examples/cifar_lt "${task[@]}" --epochs "$epochs" \
-            --method "$m" --bootstrap 0 --quiet --out "$logs/ours_${m}_$i" \
+            --method "$m" --adam-epsilon "$eps" --bootstrap 0 --quiet --out "$logs/ours_${m}_$i" \
             > "$logs/ours_${m}_$i.log" 2>&1
         "$py" benches/peers/libauc_side_by_side.py --split "$split" \
             --data-dir datasets/test-data/fashion-mnist --epochs "$epochs" --threads 2 \

@@ -8,15 +8,19 @@
 #   bash benches/peers/warm_start.sh [OUT] [DATASETS] [SEEDS] [METHODS] [LR]
 #
 # DATASETS as frontier_seeds.sh's ("fashion-mnist:6" for shirts), SEEDS default "0 1 2",
-# METHODS default "upauci pauci", LR (every run's step size) default 1e-3. The binaries are
-# copied to OUT/bin-warm first.
+# METHODS default "upauci upauci-exact pauci pauci-descent" (frontier_seeds.sh's names), LR
+# (every run's step size) default 1e-3; Adam's epsilon is PyTorch's 1e-8, as in
+# frontier_seeds.sh. The binaries are copied to OUT/bin-warm first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-out/frontier}"
 datasets="${2:-fashion-mnist:6}"
 seeds="${3:-0 1 2}"
-methods="${4:-upauci pauci}"
+methods="${4:-upauci upauci-exact pauci pauci-descent}"
 lr="${5:-1e-3}"
+# Adam's epsilon of our runs: PyTorch's 1e-8 as on LibAUC's side (issue 56); the tables
+# measured before 2026-11-28 ran Burn's 1e-5 (ADAM_EPSILON=1e-5 reproduces them).
+eps="${ADAM_EPSILON:-1e-8}"
 cargo build --release --example cifar_lt
 mkdir -p "$out/bin-warm"
 [ -x "$out/bin-warm/cifar_lt" ] || cp target/release/examples/cifar_lt "$out/bin-warm/"
@@ -29,7 +33,7 @@ for entry in $datasets; do
     for seed in $seeds; do
         dir="$out/$name/seed$seed/warm-ce"
         task=(--data "$data" --positive "$positive" --seed "$seed" --lr "$lr" --quiet
-            --bootstrap 0 --epochs 1)
+            --bootstrap 0 --epochs 1 --adam-epsilon "$eps")
         if [ ! -f "$dir/ce/summary.json" ]; then
             echo "== $name seed $seed: ce, 1 pass"
             RAYON_NUM_THREADS=2 "$out/bin-warm/cifar_lt" "${task[@]}" --method ce --out "$dir/ce"
@@ -37,7 +41,12 @@ for entry in $datasets; do
         for m in $methods; do
             [ -f "$dir/$m/summary.json" ] && continue
             echo "== $name seed $seed: $m, 1 pass after ce"
-            RAYON_NUM_THREADS=2 "$out/bin-warm/cifar_lt" "${task[@]}" --method "$m" \
+            case "$m" in
+                pauci-descent) flags=(--method pauci --gamma-step descent) ;;
+                upauci-exact) flags=(--method upauci --weight-step exact) ;;
+                *) flags=(--method "$m") ;;
+            esac
+            RAYON_NUM_THREADS=2 "$out/bin-warm/cifar_lt" "${task[@]}" "${flags[@]}" \
                 --init-model "$dir/ce/best.bpk" --out "$dir/$m"
         done
     done

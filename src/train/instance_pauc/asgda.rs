@@ -6,7 +6,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use super::batch::{Scalars, Softplus, Step, Weights, evaluate, f32s, step_scalars};
+use super::batch::{GammaStep, Scalars, Softplus, Step, Weights, evaluate, f32s, step_scalars};
 use super::{Pauci, Upauci};
 use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
 
@@ -236,7 +236,14 @@ impl InstanceWise for Pauci {
     fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {
         if let Some(d) = &self.directions {
             let two_way = self.region.two_way();
-            step_scalars(&mut self.scalars, &d.scalars, (eta, nu, lambda), two_way);
+            let gamma = self.gamma_step;
+            step_scalars(
+                &mut self.scalars,
+                &d.scalars,
+                (eta, nu, lambda),
+                two_way,
+                gamma,
+            );
         }
     }
 }
@@ -282,7 +289,14 @@ impl InstanceWise for Upauci {
     fn asgda_move(&mut self, eta: f64, nu: f64, lambda: f64) {
         if let Some(d) = &self.directions {
             let two_way = self.region.two_way();
-            step_scalars(&mut self.scalars, &d.scalars, (eta, nu, lambda), two_way);
+            let gamma = GammaStep::Ascent;
+            step_scalars(
+                &mut self.scalars,
+                &d.scalars,
+                (eta, nu, lambda),
+                two_way,
+                gamma,
+            );
             for (c, w) in self.weights.iter_mut().zip(&d.weights) {
                 *c = (1.0 - eta) * *c + eta * (*c + lambda * w).clamp(0.0, 1.0);
             }

@@ -154,6 +154,30 @@ pub enum WeightStep {
     Exact,
 }
 
+/// Which way PAUCI's `gamma` moves at each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum GammaStep {
+    /// Projected ascent, `gamma <- clip(gamma + lr dL/dgamma, -1, 1)`: `gamma` is maximized in
+    /// eq. (12) (the paper's Algorithm 1).
+    #[default]
+    Ascent,
+    /// Projected descent, `gamma <- clip(gamma - lr dL/dgamma, -1, 1)`, as the authors'
+    /// released code moves it (`optimizer/MinMax.py:51-56`, whose ascent branch is commented
+    /// out) and as their published tables were trained.
+    Descent,
+}
+
+impl GammaStep {
+    /// The sign of `gamma`'s step along its gradient: +1 ascent, -1 descent.
+    pub(super) fn sign(self) -> f64 {
+        match self {
+            GammaStep::Ascent => 1.0,
+            GammaStep::Descent => -1.0,
+        }
+    }
+}
+
 /// The maximizer of an instance's selection term `c (x - t) - omega c^2` over `c in [0, 1]`
 /// for its excess `x - t`.
 pub(super) fn best_weight(excess: f64, omega: f64) -> f64 {
@@ -275,13 +299,16 @@ pub(super) fn evaluate(
 
 /// The projected steps of the scalars: `x <- (1 - eta) x + eta Proj(x - nu d)` for the
 /// minimized ones, `gamma <- (1 - eta) gamma + eta Proj(gamma + lambda d_gamma)` (ASGDA's
-/// convex combination; `eta = 1` with `nu = lambda = lr` is the plain projected step).
+/// convex combination; `eta = 1` with `nu = lambda = lr` is the plain projected step), or
+/// `- lambda d_gamma` when `gamma` descends ([`GammaStep::Descent`]).
 pub(super) fn step_scalars(
     x: &mut Scalars,
     d: &Scalars,
     (eta, nu, lambda): (f64, f64, f64),
     two_way: bool,
+    gamma: GammaStep,
 ) {
+    let lambda = gamma.sign() * lambda;
     let mix = |v: f64, moved: f64| (1.0 - eta) * v + eta * moved;
     x.a = mix(x.a, (x.a - nu * d.a).clamp(0.0, 1.0));
     x.b = mix(x.b, (x.b - nu * d.b).clamp(0.0, 1.0));

@@ -43,10 +43,11 @@
 //! at the old and the new point, and momentum-corrected directions), goes through
 //! [`InstanceWise`] and [`AsgdaConfig`], with the network's direction in
 //! [`StormDirection`](crate::train::storm::StormDirection); at equal passes it trained worse
-//! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the paper, this follows the paper:
-//! the code moves `gamma` by descent like the minimized scalars (the ascent branch is commented
-//! out, `optimizer/MinMax.py:51-56`); its `kappa = 2`, `omega = 0` and the scalars' starting
-//! values are the defaults here.
+//! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the
+//! paper, moving `gamma` by descent like the minimized scalars (the ascent branch is commented
+//! out, `optimizer/MinMax.py:51-56`), both are here: [`GammaStep`], the paper's ascent by
+//! default; the code's `kappa = 2`, `omega = 0` and the scalars' starting values are the
+//! defaults.
 
 mod asgda;
 mod batch;
@@ -65,8 +66,8 @@ use crate::train::state_record::State;
 
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
+pub use batch::{GammaStep, Scalars, WeightStep};
 use batch::{Region, Softplus, Weights, best_weight, evaluate, excess, step_scalars};
-pub use batch::{Scalars, WeightStep};
 
 /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
 /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
@@ -88,6 +89,10 @@ pub struct PauciConfig {
     /// Step size of the scalars' projected steps.
     #[config(default = 0.01)]
     pub lr: f64,
+    /// Which way `gamma` moves ([`GammaStep`]): ascent as the paper's eq. (12) maximizes it
+    /// (the default), or descent as the released code moves it.
+    #[config(default = "GammaStep::Ascent")]
+    pub gamma_step: GammaStep,
 }
 
 /// Settings of [`Upauci`] (section 4.3.2; no code was released: the defaults follow the
@@ -140,6 +145,7 @@ impl PauciConfig {
         Ok(Pauci {
             region,
             kappa: self.kappa,
+            gamma_step: self.gamma_step,
             scalars: Scalars {
                 a: 0.5,
                 b: 0.5,
@@ -160,6 +166,9 @@ impl PauciConfig {
 pub struct Pauci {
     region: Region,
     kappa: f64,
+    /// Which way `gamma` moves (absent from checkpoints before 2026-11-28: ascent).
+    #[serde(default)]
+    gamma_step: GammaStep,
     /// The scalars.
     pub scalars: Scalars,
     /// ASGDA's directions (None until [`InstanceWise::correct_directions`]).
@@ -186,6 +195,7 @@ impl Objective for Pauci {
             &d.scalars,
             (1.0, lr, lr),
             self.region.two_way(),
+            self.gamma_step,
         );
         Ok(g)
     }
@@ -345,6 +355,7 @@ impl Objective for Upauci {
             &d.scalars,
             (1.0, lr, lr),
             self.region.two_way(),
+            GammaStep::Ascent,
         );
         if self.weight_step == WeightStep::Paper {
             for (id, dc) in d.weights {

@@ -1,6 +1,6 @@
 //! The tests of PAUCI, UPAUCI and their side of ASGDA.
 
-use super::batch::step_scalars;
+use super::batch::{Selection, step_scalars};
 use super::*;
 use crate::math::loss::sigmoid;
 use crate::train::objective::check_fd;
@@ -263,7 +263,13 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
     c.correct_directions(&g, None, 0.1, 0.1);
     c.asgda_move(0.25, 0.3, 0.3);
     let mut full = start;
-    step_scalars(&mut full, &g.scalars, (1.0, 0.3, 0.3), true);
+    step_scalars(
+        &mut full,
+        &g.scalars,
+        (1.0, 0.3, 0.3),
+        true,
+        GammaStep::Ascent,
+    );
     let (x0, x1, xc) = (start.values(), full.values(), c.scalars.values());
     for i in 0..7 {
         assert!(
@@ -277,14 +283,11 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
     assert_eq!(d.directions, c.directions);
 }
 
-/// UPAUCI's weights on fixed score distributions the size of MNIST-LT's training set (1,050
-/// positives, 11,055 negatives; logits N(+1, 1) and N(-1, 1)), one-way FPR <= 0.3, 758 steps
-/// of balanced batches of 32 (two passes' worth at the run's budget), the defaults otherwise.
-/// Returns the mean weight of the top 30% of negatives by score, of the rest, and `s'`.
-fn selection_after_a_run(step: WeightStep) -> (f64, f64, f64) {
+/// Fixed score distributions the size of MNIST-LT's training set (1,050 positives, 11,055
+/// negatives; logits N(+1, 1) and N(-1, 1)): the labels and the scores by id.
+fn mnist_lt_sized_scores() -> (Vec<f64>, Vec<f64>) {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
-    use rankrisk_datasets::sampler::DualSampler;
 
     let (n_pos, n_neg) = (1_050, 11_055);
     let mut rng = StdRng::seed_from_u64(7);
@@ -299,27 +302,93 @@ fn selection_after_a_run(step: WeightStep) -> (f64, f64, f64) {
     let scores: Vec<f64> = (0..n_pos + n_neg)
         .map(|i| normal(if i < n_pos { 1.0 } else { -1.0 }))
         .collect();
-    let mut u = UpauciConfig::new()
-        .with_weight_step(step)
-        .init(&labels)
-        .unwrap();
+    (labels, scores)
+}
+
+/// 758 steps of balanced batches of 32 (two passes' worth at the run's budget) of `objective`
+/// on fixed `scores`.
+fn run_on_fixed_scores(objective: &mut dyn Objective, labels: &[f64], scores: &[f64]) {
+    use rankrisk_datasets::sampler::DualSampler;
+
     let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
     let mut sampler = DualSampler::new(&positive, 32, 0.5, 3).unwrap();
     for _ in 0..758 {
         let ids = sampler.next_batch();
         let s: Vec<f64> = ids.iter().map(|&i| scores[i]).collect();
         let y: Vec<f64> = ids.iter().map(|&i| labels[i]).collect();
-        u.batch_gradient(&s, &y, &ids).unwrap();
+        objective.batch_gradient(&s, &y, &ids).unwrap();
     }
-    let mut negatives: Vec<usize> = (n_pos..n_pos + n_neg).collect();
+}
+
+/// The negatives' ids split into the top 30% by score and the rest.
+fn top_and_rest(labels: &[f64], scores: &[f64]) -> (Vec<usize>, Vec<usize>) {
+    let mut negatives: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] < 0.0).collect();
     negatives.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    let top = (0.3 * n_neg as f64) as usize;
+    let rest = negatives.split_off((0.3 * negatives.len() as f64) as usize);
+    (negatives, rest)
+}
+
+/// UPAUCI's weights after a run on [`mnist_lt_sized_scores`], one-way FPR <= 0.3, the
+/// defaults otherwise: the mean weight of the top 30% of negatives by score, of the rest, and
+/// `s'`.
+fn selection_after_a_run(step: WeightStep) -> (f64, f64, f64) {
+    let (labels, scores) = mnist_lt_sized_scores();
+    let mut u = UpauciConfig::new()
+        .with_weight_step(step)
+        .init(&labels)
+        .unwrap();
+    run_on_fixed_scores(&mut u, &labels, &scores);
+    let (top, rest) = top_and_rest(&labels, &scores);
     let mean = |ids: &[usize]| ids.iter().map(|&i| u.weights[i]).sum::<f64>() / ids.len() as f64;
-    (
-        mean(&negatives[..top]),
-        mean(&negatives[top..]),
-        u.scalars.s_neg,
-    )
+    (mean(&top), mean(&rest), u.scalars.s_neg)
+}
+
+/// PAUCI after the same run, its defaults and `gamma` moved by `step`: `gamma` and the ratio
+/// of the mean softplus selection weight `sigma(kappa (N_j - s'))` of the top 30% of negatives
+/// to the rest's.
+fn pauci_after_a_run(step: GammaStep) -> (f64, f64) {
+    let (labels, scores) = mnist_lt_sized_scores();
+    let mut p = PauciConfig::new()
+        .with_gamma_step(step)
+        .init(&labels)
+        .unwrap();
+    run_on_fixed_scores(&mut p, &labels, &scores);
+    let sel = Softplus(p.kappa);
+    let (top, rest) = top_and_rest(&labels, &scores);
+    let mean = |ids: &[usize]| {
+        ids.iter()
+            .map(|&i| {
+                let x = excess(&p.scalars, sigmoid(scores[i]), false);
+                sel.select(x, i).0
+            })
+            .sum::<f64>()
+            / ids.len() as f64
+    };
+    (p.scalars.gamma, mean(&top) / mean(&rest))
+}
+
+/// Issue 56: the paper's ascent in `gamma` drifts it negative, which flattens the softplus
+/// selection; the released code's descent keeps `gamma` at its bound and selects more sharply.
+#[test]
+fn pauci_gamma_ascent_and_descent_on_fixed_scores() {
+    let (gamma_up, ratio_up) = pauci_after_a_run(GammaStep::Ascent);
+    eprintln!("ascent: gamma {gamma_up:.3}, top-30% / rest selection weight {ratio_up:.2}");
+    let (gamma_down, ratio_down) = pauci_after_a_run(GammaStep::Descent);
+    eprintln!("descent: gamma {gamma_down:.3}, top-30% / rest selection weight {ratio_down:.2}");
+    assert!(gamma_up < 0.0, "ascent's gamma {gamma_up}");
+    assert!(
+        (gamma_down - 1.0).abs() < 1e-9,
+        "descent's gamma {gamma_down}"
+    );
+    assert!(
+        ratio_up > 1.0 && ratio_down > 2.0 * ratio_up,
+        "{ratio_up} {ratio_down}"
+    );
+    // The direction is part of the objective's settings: a PAUCI of the other direction is
+    // another run.
+    let y = [1.0, -1.0];
+    let descent = PauciConfig::new().with_gamma_step(GammaStep::Descent);
+    assert_eq!(descent.init(&y).unwrap().gamma_step, GammaStep::Descent);
 }
 
 /// Issue 56: the paper's weight step leaves the weights where they start within a run's

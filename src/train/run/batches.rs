@@ -142,6 +142,7 @@ impl BatchObjective {
                 .with_kappa(cfg.kappa)
                 .with_omega(cfg.omega())
                 .with_lr(cfg.scalar_lr)
+                .with_gamma_step(cfg.gamma_step)
                 .init(labels)?,
         ))
     }

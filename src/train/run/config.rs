@@ -9,7 +9,7 @@ use crate::device::backend::{BackendError, BackendKind};
 use crate::device::remote::DeviceSpec;
 use crate::pauc::sbcd::DualInit;
 use crate::train::deep_sbcd::DeepSbcdConfig;
-use crate::train::instance_pauc::WeightStep;
+use crate::train::instance_pauc::{GammaStep, WeightStep};
 use crate::train::run::defaults;
 use crate::train::run::error::RunError;
 
@@ -260,6 +260,12 @@ pub struct RunConfig {
     #[arg(long, value_enum, default_value = "paper")]
     #[serde(default)]
     pub weight_step: WeightStep,
+    /// PAUCI: which way `gamma` moves: `ascent` (the paper's eq. (12) maximizes it) or
+    /// `descent` (as the authors' released code moves it, with which their tables were
+    /// trained).
+    #[arg(long, value_enum, default_value = "ascent")]
+    #[serde(default)]
+    pub gamma_step: GammaStep,
     /// Adam's epsilon, for the methods trained with Adam (CE, SOPA, SOPA-s, SOTA-s, STACO,
     /// PAUCI, UPAUCI): Burn's default 1e-5; PyTorch's `Adam`, which LibAUC's runs use, has
     /// 1e-8.
