@@ -45,30 +45,29 @@
 //!
 //! Layers, each importing only from the ones above it in this list (docs/ARCHITECTURE.md):
 //!
-//! 1. [`device`](mod@device): [`backend`], [`bridge`], [`remote`];
-//! 2. [`math`] (core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`],
-//!    [`regularizer`], [`pava`]) and [`metrics`] (with [`plot`]);
-//! 3. solvers: [`admm`] (rank-based, with its baselines), [`pauc`] (partial AUC, with its
-//!    baselines), [`pdprox`] (the primal-dual prox method for non-smooth convex problems);
-//! 4. [`train`]: the objectives for Burn models and the image run driver;
-//! 5. [`tasks`]: data sets with their models, ready to run;
-//! 6. [`experiments`]: runs as the command line and the examples describe them (settings,
+//! 1. the crate `rankrisk_core`, with no Burn in its tree, re-exported here under the same
+//!    names: [`math`] (core math: [`vector`], [`order`], [`spec`], [`loss`], [`weights`],
+//!    [`regularizer`], [`pava`]), [`metrics`], and the solvers [`admm`] (rank-based, with its
+//!    baselines), [`pauc`] (partial AUC, with its baselines), [`pdprox`] (the primal-dual prox
+//!    method for non-smooth convex problems);
+//! 2. [`device`](mod@device): [`backend`], [`bridge`], [`remote`]; [`plot`] (the metrics'
+//!    pictures);
+//! 3. [`train`]: the objectives for Burn models and the image run driver;
+//! 4. [`tasks`]: data sets with their models, ready to run;
+//! 5. [`experiments`]: runs as the command line and the examples describe them (settings,
 //!    config files, launches, linear fits); the binary's `cli` module adds the subcommands.
 
-pub mod admm;
 pub mod device;
 pub mod experiments;
-pub mod math;
-pub mod metrics;
-pub mod pauc;
-pub mod pdprox;
+pub mod plot;
 pub mod tasks;
 pub mod train;
+
+pub use rankrisk_core::{admm, math, metrics, pauc, pdprox};
 
 // The paths users import from before the layers had folders.
 pub use device::{backend, bridge, remote};
 pub use math::{loss, order, pava, regularizer, spec, vector, weights};
-pub use metrics::plot;
 
 pub use backend::{BackendKind, autodiff_device, device};
 pub use bridge::{scores_to_cpu, surrogate};

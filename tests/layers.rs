@@ -1,6 +1,8 @@
 //! The structure docs/ARCHITECTURE.md describes, checked on the source text:
 //!
-//! - the library's layers: no file imports from a layer above its own;
+//! - the crates: `rankrisk-core` has no Burn, cubecl or wgpu in its dependency tree;
+//! - the libraries' layers (the core crate's and the root crate's): no file imports from a
+//!   layer above its own;
 //! - no import circles between files, in the library and in the `models` and `datasets` crates;
 //! - no library file over 500 lines unless it is listed here with the one idea it holds;
 //! - one feature set of the third-party crates for the workspace and for each member built
@@ -13,30 +15,36 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The library's layers, lowest first: a file may import from its own layer or below. The
-/// binary's `cli` (src/main.rs's module, not the library's) sits above them all.
-const LAYERS: [&[&str]; 7] = [
-    &["device"],
-    &["math", "metrics"],
-    &["admm", "pauc", "pdprox"],
+/// The root library's layers, lowest first: a file may import from its own layer or below.
+/// The core crate (`core/src`, [`CORE_LAYERS`]) lies below them all. The binary's `cli`
+/// (src/main.rs's module, not the library's) sits above them all.
+const LAYERS: &[&[&str]] = &[
+    &["device", "plot"],
     &["train"],
     &["tasks"],
     &["experiments"],
     &["cli"],
 ];
 
+/// The core crate's layers, lowest first.
+const CORE_LAYERS: &[&[&str]] = &[
+    &["math", "sampler"],
+    &["metrics"],
+    &["admm", "pauc", "pdprox"],
+];
+
 /// Library files allowed over 500 lines, with the one idea each holds.
 const LONG_FILES: [(&str, &str); 3] = [
     (
-        "src/math/weights.rs",
+        "core/src/math/weights.rs",
         "the rank weights sigma of every rank-based objective (eq. 3-6)",
     ),
     (
-        "src/admm/schedule.rs",
+        "core/src/admm/schedule.rs",
         "the penalty schedules of ADMM (Table 6)",
     ),
     (
-        "src/pauc/agd.rs",
+        "core/src/pauc/agd.rs",
         "the model-free iterations of AGD-SBCD (Algorithms 1-2)",
     ),
 ];
@@ -180,24 +188,30 @@ fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBu
     None
 }
 
-fn layer(src: &Path, file: &Path) -> Option<usize> {
+fn layer(layers: &[&[&str]], src: &Path, file: &Path) -> Option<usize> {
     let module = module_of(src, file);
     let top = module.first()?;
-    LAYERS.iter().position(|l| l.contains(&top.as_str()))
+    layers.iter().position(|l| l.contains(&top.as_str()))
 }
 
 #[test]
 fn no_library_file_imports_from_a_layer_above_its_own() {
-    let src = Path::new(ROOT).join("src");
-    let edges = graph(&src);
+    for (dir, layers) in [("src", LAYERS), ("core/src", CORE_LAYERS)] {
+        check_layers(&Path::new(ROOT).join(dir), layers);
+    }
+}
+
+fn check_layers(src: &Path, layers: &[&[&str]]) {
+    let layer = |src: &Path, f: &Path| layer(layers, src, f);
+    let edges = graph(src);
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     for f in &files {
-        let top = module_of(&src, f);
+        let top = module_of(src, f);
         if top.is_empty() {
             continue; // lib.rs and main.rs sit above every layer
         }
-        let own = layer(&src, f).unwrap_or_else(|| {
+        let own = layer(src, f).unwrap_or_else(|| {
             panic!(
                 "{}: module {:?} is in no layer of LAYERS",
                 f.display(),
@@ -205,7 +219,7 @@ fn no_library_file_imports_from_a_layer_above_its_own() {
             )
         });
         for target in &edges[f] {
-            if let Some(theirs) = layer(&src, target) {
+            if let Some(theirs) = layer(src, target) {
                 assert!(
                     theirs <= own,
                     "{} (layer {own}) imports {} (layer {theirs})",
@@ -219,7 +233,7 @@ fn no_library_file_imports_from_a_layer_above_its_own() {
 
 #[test]
 fn no_import_circles_between_files() {
-    for dir in ["src", "models/src", "datasets/src"] {
+    for dir in ["src", "core/src", "models/src", "datasets/src"] {
         let edges = graph(&Path::new(ROOT).join(dir));
         if let Some(cycle) = find_cycle(&edges) {
             let names: Vec<String> = cycle.iter().map(|p| p.display().to_string()).collect();
@@ -246,14 +260,17 @@ fn the_checker_sees_an_upward_import_and_a_circle() {
     let edges = graph(&src);
     assert!(edges[&src.join("loss.rs")].contains(&src.join("train/run.rs")));
     assert!(!edges[&src.join("train/run.rs")].contains(&src.join("lib.rs")));
-    assert!(layer(&src, &src.join("train/run.rs")) > layer(&src, &src.join("loss.rs")));
+    let layers: &[&[&str]] = &[&["loss"], &["train"]];
+    assert!(
+        layer(layers, &src, &src.join("train/run.rs")) > layer(layers, &src, &src.join("loss.rs"))
+    );
     assert!(find_cycle(&edges).is_some());
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn no_library_file_over_500_lines_but_the_listed_ones() {
-    for dir in ["src", "models/src", "datasets/src"] {
+    for dir in ["src", "core/src", "models/src", "datasets/src"] {
         let mut files = Vec::new();
         rust_files(&Path::new(ROOT).join(dir), &mut files);
         for f in files {
@@ -362,5 +379,32 @@ fn each_member_builds_with_the_workspace_feature_set() {
             "{member} alone builds these with other features than the workspace (add them to \
              hack/Cargo.toml): {differ:?}"
         );
+    }
+}
+
+/// Issue 57: the core crate builds without Burn's stack (nothing of Burn, cubecl or wgpu in
+/// its normal dependencies, with or without its `clap` feature).
+#[test]
+fn the_core_crate_has_no_burn_below_it() {
+    for features in [&[][..], &["--features", "clap"][..]] {
+        let out = Command::new(env!("CARGO"))
+            .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+            .args(["-f", "{p}", "-p", "rankrisk-core"])
+            .args(features)
+            .current_dir(ROOT)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tree = String::from_utf8_lossy(&out.stdout);
+        assert!(tree.lines().any(|l| l.starts_with("faer ")), "{tree}");
+        let framework: Vec<&str> = tree
+            .lines()
+            .filter(|l| ["burn", "cubecl", "wgpu"].iter().any(|n| l.starts_with(n)))
+            .collect();
+        assert!(framework.is_empty(), "{features:?}: {framework:?}");
     }
 }

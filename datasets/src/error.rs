@@ -199,3 +199,13 @@ pub(crate) fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> 
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+impl From<rankrisk_core::sampler::SamplerError> for DataError {
+    /// A sampler's refusal as the set's: [`DataError::Invalid`] named `sampler`, its words
+    /// unchanged.
+    fn from(e: rankrisk_core::sampler::SamplerError) -> Self {
+        let message = e.to_string();
+        let message = message.strip_prefix("sampler: ").unwrap_or(&message);
+        DataError::invalid("sampler", message)
+    }
+}

@@ -53,7 +53,8 @@ pub mod keel;
 pub mod loader;
 pub mod memory;
 pub mod ratings;
-pub mod sampler;
+/// The samplers, from the core crate (no Burn in them).
+pub use rankrisk_core::sampler;
 pub mod tabular;
 mod text;
 pub mod transform;

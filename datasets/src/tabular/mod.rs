@@ -328,22 +328,7 @@ fn check_features(name: &str, n: usize, d: usize, x: &[f64]) -> Result<(), DataE
     Ok(())
 }
 
-/// `X w` for a row-major matrix `x` of rows with `d` entries: the linear scores every linear
-/// solver computes (the rows of a [`Tabular`], or any slice of them).
-///
-/// # Panics
-/// If `w.len() != d`.
-pub fn row_scores(x: &[f64], d: usize, w: &[f64]) -> Vec<f64> {
-    assert_eq!(
-        w.len(),
-        d,
-        "a weight vector of {} entries for rows of {d}",
-        w.len()
-    );
-    x.chunks_exact(d)
-        .map(|row| row.iter().zip(w).map(|(a, b)| a * b).sum())
-        .collect()
-}
+pub use rankrisk_core::math::vector::row_scores;
 
 #[cfg(test)]
 mod tests {

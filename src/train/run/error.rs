@@ -8,8 +8,8 @@ use rankrisk_models::checkpoint::CheckpointError;
 
 use crate::device::bridge::BridgeError;
 use crate::metrics::MetricError;
-use crate::metrics::plot::PlotError;
 use crate::pauc::PaucError;
+use crate::plot::PlotError;
 use crate::train::checkpoint::{LockError, TrainCheckpointError};
 use crate::train::objective::TrainError;
 use crate::train::parallel::ParallelError;

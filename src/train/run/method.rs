@@ -8,6 +8,7 @@ use burn::grad_clipping::GradientClippingConfig;
 use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
 use burn::store::ModuleRecord;
 use burn::tensor::Device;
+use rankrisk_datasets::DataError;
 use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
 use rankrisk_models::checkpoint::first_non_finite;
@@ -124,18 +125,15 @@ impl Trainer {
         Ok(match task_labels {
             [labels] => {
                 let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
-                BatchSampler::Dual(DualSampler::new(
-                    &positive,
-                    cfg.batch,
-                    POSITIVE_SHARE,
-                    cfg.seed,
-                )?)
+                BatchSampler::Dual(
+                    DualSampler::new(&positive, cfg.batch, POSITIVE_SHARE, cfg.seed)
+                        .map_err(DataError::from)?,
+                )
             }
-            _ => BatchSampler::Shuffle(ShuffleSampler::new(
-                task_labels.first().map_or(0, Vec::len),
-                cfg.batch,
-                cfg.seed,
-            )?),
+            _ => BatchSampler::Shuffle(
+                ShuffleSampler::new(task_labels.first().map_or(0, Vec::len), cfg.batch, cfg.seed)
+                    .map_err(DataError::from)?,
+            ),
         })
     }
 

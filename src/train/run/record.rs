@@ -10,8 +10,8 @@ use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::auc::roc_curve;
-use crate::metrics::plot::{Series, roc, two_panel_curves};
 use crate::pauc::sbcd::OuterDiagnostics;
+use crate::plot::{Series, roc, two_panel_curves};
 use crate::train::run::config::{RunConfig, Select};
 use crate::train::run::error::RunError;
 

@@ -15,7 +15,7 @@
 //! the exact dual start (on by default), `dual_refresh`, `common_blocks`, `c_dual`, and, for
 //! models with buffers, `refresh_steps`.
 
-use rankrisk_datasets::sampler::BlockSampler;
+use crate::sampler::BlockSampler;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::RankRange;

@@ -7,7 +7,21 @@ use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
 use serde::{Deserialize, Serialize};
 
-use crate::error::DataError;
+/// A sampler that cannot be built from its settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SamplerError {
+    /// A class-balanced sampler over a set with one class only.
+    #[error("sampler: {positives} positives and {negatives} negatives: both classes are needed")]
+    OneClass {
+        /// The positives in the set.
+        positives: usize,
+        /// The negatives in the set.
+        negatives: usize,
+    },
+    /// Sizes the sampler cannot draw (the message names them and what they must be).
+    #[error("sampler: {0}")]
+    Sizes(String),
+}
 
 fn split_ids(positive: &[bool]) -> (Vec<usize>, Vec<usize>) {
     (0..positive.len()).partition(|&i| positive[i])
@@ -40,32 +54,26 @@ impl DualSampler {
     /// A sampler over the samples labelled by `positive`.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] when a class is empty, `batch_size < 2`, or `pos_ratio` is not
+    /// [`SamplerError::OneClass`] when a class is empty, [`SamplerError::Sizes`] when
+    /// `batch_size < 2`, or `pos_ratio` is not
     /// in (0, 1).
     pub fn new(
         positive: &[bool],
         batch_size: usize,
         pos_ratio: f64,
         seed: u64,
-    ) -> Result<Self, DataError> {
+    ) -> Result<Self, SamplerError> {
         let (positives, negatives) = split_ids(positive);
         if positives.is_empty() || negatives.is_empty() {
-            return Err(DataError::invalid(
-                "sampler",
-                format!(
-                    "{} positives and {} negatives: both classes are needed",
-                    positives.len(),
-                    negatives.len()
-                ),
-            ));
+            return Err(SamplerError::OneClass {
+                positives: positives.len(),
+                negatives: negatives.len(),
+            });
         }
         if batch_size < 2 || !(pos_ratio > 0.0 && pos_ratio < 1.0) {
-            return Err(DataError::invalid(
-                "sampler",
-                format!(
-                    "batch size {batch_size} (>= 2) and positive ratio {pos_ratio} (in (0, 1))"
-                ),
-            ));
+            return Err(SamplerError::Sizes(format!(
+                "batch size {batch_size} (>= 2) and positive ratio {pos_ratio} (in (0, 1))"
+            )));
         }
         let per_batch_pos =
             ((pos_ratio * batch_size as f64).round() as usize).clamp(1, batch_size - 1);
@@ -133,13 +141,12 @@ impl ShuffleSampler {
     /// A sampler over `n` samples.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] for no samples or `batch_size < 1`.
-    pub fn new(n: usize, batch_size: usize, seed: u64) -> Result<Self, DataError> {
+    /// [`SamplerError::Sizes`] for no samples or `batch_size < 1`.
+    pub fn new(n: usize, batch_size: usize, seed: u64) -> Result<Self, SamplerError> {
         if n == 0 || batch_size == 0 {
-            return Err(DataError::invalid(
-                "sampler",
-                format!("{n} samples in batches of {batch_size}: both must be at least 1"),
-            ));
+            return Err(SamplerError::Sizes(format!(
+                "{n} samples in batches of {batch_size}: both must be at least 1"
+            )));
         }
         Ok(ShuffleSampler {
             n,
@@ -199,18 +206,15 @@ impl BlockSampler {
     /// A sampler drawing `i` positives and `j` negatives per step.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] when a class is empty or smaller than its block.
-    pub fn new(positive: &[bool], i: usize, j: usize, seed: u64) -> Result<Self, DataError> {
+    /// [`SamplerError::Sizes`] when a class is empty or smaller than its block.
+    pub fn new(positive: &[bool], i: usize, j: usize, seed: u64) -> Result<Self, SamplerError> {
         let (positives, negatives) = split_ids(positive);
         if i == 0 || j == 0 || positives.len() < i || negatives.len() < j {
-            return Err(DataError::invalid(
-                "sampler",
-                format!(
-                    "blocks of {i} positives and {j} negatives from {} positives and {} negatives",
-                    positives.len(),
-                    negatives.len()
-                ),
-            ));
+            return Err(SamplerError::Sizes(format!(
+                "blocks of {i} positives and {j} negatives from {} positives and {} negatives",
+                positives.len(),
+                negatives.len()
+            )));
         }
         Ok(BlockSampler {
             positives,

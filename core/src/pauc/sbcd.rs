@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 
-use rankrisk_datasets::tabular::row_scores;
+use crate::math::vector::row_scores;
 
 use crate::math::order::descending;
 use crate::math::vector::dot;
@@ -71,17 +71,8 @@ impl DualState {
 
 /// How the duals `lambda_i` of both levels start (and restart, with
 /// [`crate::pauc::agd::AgdSbcdConfig::dual_refresh`]).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum DualInit {
     /// Every `lambda_i` at the pair loss of the mean positive and mean negative score, the same

@@ -2,8 +2,8 @@
 //! papers/rank-based-loss-admm.txt (SPD, DI, EOD, AOD, TI, FNRD); the ranking metrics (AUC,
 //! partial AUC over an FPR range, ROC) are in [`auc`], other libraries' partial-AUC conventions
 //! in [`conventions`], confidence intervals and paired tests in [`ci`], the stratified bootstrap
-//! of our pAUC at scale (sorted once, resamples as counts) in [`bootstrap`], and their pictures
-//! (ROC curves with the FPR range shaded, training curves) in [`plot`]. Every ranking
+//! of our pAUC at scale (sorted once, resamples as counts) in [`bootstrap`] (their pictures, ROC
+//! curves with the FPR range shaded, are the root crate's `rankrisk::plot`). Every ranking
 //! metric costs `O(n log n)` for `n` scores; the bootstrap `O(n log n + B n)` for `B` resamples.
 //!
 //! Labels are in {-1, +1}; a score predicts +1 when it is positive. For the fairness metrics
@@ -15,7 +15,6 @@ pub mod bootstrap;
 pub mod ci;
 pub mod conventions;
 mod draws;
-pub mod plot;
 pub mod ranked;
 mod resample;
 mod windows;

@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use crate::admm::schedule::{GammaSchedule, Progress, RhoSchedule};
-use rankrisk_datasets::tabular::row_scores;
+use crate::math::vector::row_scores;
 
 use crate::admm::certificate::{CERTIFY_EVERY, DualAverage, certifiable, subgradient};
 use crate::admm::error::AdmmError;
