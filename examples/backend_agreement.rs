@@ -31,8 +31,8 @@ use rankrisk::bridge::scores_to_cpu;
 use rankrisk::pauc::objective::PairLoss;
 use rankrisk::train::params::Snapshot;
 use rankrisk::train::{
-    AucMConfig, DeepAdmm, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, PauciConfig,
-    SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, UpauciConfig,
+    AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective,
+    PauciConfig, SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, UpauciConfig,
 };
 use rankrisk::weights::Weights;
 use rankrisk_models::{DenseNet121Config, LinearScorerConfig, ResNet20Config, Scorer, checkpoint};

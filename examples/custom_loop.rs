@@ -15,7 +15,7 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::scores_to_cpu;
 use rankrisk::metrics::auc::pauc;
 use rankrisk::train::params::Snapshot;
-use rankrisk::train::{DeepAdmmConfig, Objective};
+use rankrisk::train::{BurnObjective, DeepAdmmConfig};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::batcher::ImageBatcher;
 use rankrisk_datasets::idx::read_mnist_style;

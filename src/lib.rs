@@ -3,12 +3,13 @@
 //!
 //! The objectives run on the CPU over per-sample state; each is built from its Burn config
 //! (`SopaConfig::new(beta).with_eta(0.1).init(&labels)?`) and used in a training loop through
-//! one [`forward`](train::Objective::forward) that returns the loss tensor to call `backward`
+//! one [`forward`](train::BurnObjective::forward) that returns the loss tensor to call `backward`
 //! on, its parameter gradients landing on the device the model lives on ([`backend`] picks it
-//! at run time). Its state is a Burn record ([`into_record`](train::Objective::into_record),
-//! [`try_load_record`](train::Objective::try_load_record)) that travels beside the model's.
-//! `use rankrisk::prelude::*` brings the [`Objective`](train::Objective) trait (whose methods
-//! these are), the configs, the Learner's wrapper and the backend choice into scope.
+//! at run time). Its state is a Burn record ([`into_record`](train::BurnObjective::into_record),
+//! [`try_load_record`](train::BurnObjective::try_load_record)) that travels beside the model's.
+//! `use rankrisk::prelude::*` brings the [`Objective`](train::Objective) trait (the CPU step,
+//! the core crate's) and [`BurnObjective`](train::BurnObjective) (whose methods these are), the
+//! configs, the Learner's wrapper and the backend choice into scope.
 //!
 //! SOPA's one-way pAUC over FPR `[0, 0.5]` training a linear scorer in a plain Burn loop (the
 //! same loop takes any [`train::Objective`] and any Burn model implementing
@@ -73,9 +74,10 @@ pub use backend::{BackendKind, autodiff_device, device};
 pub use bridge::{scores_to_cpu, surrogate};
 
 /// What a Burn program that trains with rankrisk's objectives imports,
-/// `use rankrisk::prelude::*;`: the [`Objective`](train::Objective) trait (`forward`,
-/// `into_record`, `try_load_record` and `load_record` are its methods, so they need it in
-/// scope), every objective's config and type, the Learner's wrapper and ranking metrics, and
+/// `use rankrisk::prelude::*;`: the [`Objective`](train::Objective) trait (`batch_gradient`,
+/// `evaluate`, `state`) and [`BurnObjective`](train::BurnObjective) (`forward`, `into_record`,
+/// `try_load_record` and `load_record`: they need it in scope), every objective's config and
+/// type, the Learner's wrapper and ranking metrics, and
 /// the backend choice.
 pub mod prelude {
     pub use crate::backend::{BackendKind, autodiff_device, device};
@@ -83,7 +85,7 @@ pub mod prelude {
     pub use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
     pub use crate::train::learner::{LearnerBatch, ObjectiveModel, RankingMetric, ScoreOutput};
     pub use crate::train::{
-        AucM, AucMConfig, DeepAdmm, DeepAdmmConfig, Erm, ErmConfig, MiniBatchPauc,
+        AucM, AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, Erm, ErmConfig, MiniBatchPauc,
         MiniBatchPaucConfig, Objective, Pauci, PauciConfig, Sopa, SopaConfig, SopaS, SopaSConfig,
         SotaS, SotaSConfig, Staco, StacoConfig, TrainError, Upauci, UpauciConfig,
     };

@@ -31,6 +31,7 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["math", "sampler"],
     &["metrics"],
     &["admm", "pauc", "pdprox"],
+    &["objective"],
 ];
 
 /// Library files allowed over 500 lines, with the one idea each holds.

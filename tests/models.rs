@@ -16,7 +16,7 @@
 //! the input moves by 1e-7, 1e-6 or 1e-5 (relative), and at least 1e-3 (relative L2 over all
 //! gradients together).
 
-use burn::module::{Module, ModuleVisitor, Param, RunningState};
+use burn::module::RunningState;
 use burn::nn::BatchNorm;
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -25,6 +25,9 @@ use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk_models::checkpoint;
 use rankrisk_models::kernels::with_burn_ops;
 use rankrisk_models::{DenseNet121Config, ResNet20Config, Scorer};
+
+#[path = "common/gradients.rs"]
+mod gradients;
 
 fn wgpu_skipped() -> bool {
     !rankrisk::backend::BackendKind::WGPU_COMPILED
@@ -145,26 +148,8 @@ fn densenet121_scores_agree_across_backends() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Every parameter's gradient with its shape, flattened, in the module's visiting order (batch
-/// norm's running statistics have none).
-fn gradients<M: Module>(model: &M, grads: &GradientsParams) -> Vec<(Vec<usize>, Vec<f32>)> {
-    struct Collect<'a>(&'a GradientsParams, Vec<(Vec<usize>, Vec<f32>)>);
-    impl ModuleVisitor for Collect<'_> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            if let Some(g) = self.0.get::<D>(param.id) {
-                let dims = g.dims().to_vec();
-                let v = g.into_data().convert::<f32>().try_to_vec::<f32>().unwrap();
-                self.1.push((dims, v));
-            }
-        }
-    }
-    let mut c = Collect(grads, Vec::new());
-    model.visit(&mut c);
-    c.1
-}
-
 /// Scores, the surrogate's value, and the parameter gradients of a step.
-type Step = (Vec<f64>, f32, Vec<(Vec<usize>, Vec<f32>)>);
+type Step = (Vec<f64>, f32, Vec<gradients::Gradient>);
 
 /// The surrogate's value and the parameter gradients of one step of `model` on `x`.
 fn step<M: Scorer>(model: &M, x: Tensor<4>) -> Step {
@@ -181,20 +166,12 @@ fn step<M: Scorer>(model: &M, x: Tensor<4>) -> Step {
         .try_to_vec::<f32>()
         .unwrap()[0];
     let grads = GradientsParams::from_grads(loss.backward(), model);
-    (cpu, value, gradients(model, &grads))
+    (cpu, value, gradients::parameter_gradients(model, &grads))
 }
 
-/// `||a - b|| / ||b||` over the gradients together, tensor by tensor of the same shape.
+/// `||a - b|| / ||b||` over the two steps' gradients together.
 fn relative_l2(a: &Step, b: &Step) -> f64 {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (k, ((dims, x), (want_dims, y))) in a.2.iter().zip(&b.2).enumerate() {
-        assert_eq!(dims, want_dims, "gradient {k}");
-        for (u, v) in x.iter().zip(y) {
-            num += (f64::from(*u) - f64::from(*v)).powi(2);
-            den += f64::from(*v).powi(2);
-        }
-    }
-    (num / den.max(1e-300)).sqrt()
+    gradients::relative_l2(&a.2, &b.2)
 }
 
 /// Scores within `tol` of the largest, the loss within `tol` (relative), the same tensors.

@@ -13,8 +13,8 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::train::deep_sbcd::DeepSbcdConfig;
 use rankrisk::train::{
-    AucMConfig, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective, PauciConfig, SopaConfig,
-    SopaSConfig, SotaSConfig, StacoConfig, TrainError, UpauciConfig,
+    AucMConfig, BurnObjective, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective,
+    PauciConfig, SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, TrainError, UpauciConfig,
 };
 use rankrisk::weights::Weights;
 
@@ -336,6 +336,36 @@ fn configs_round_trip_as_json_and_default_to_libauc() {
     let sopa = SopaConfig::new(0.3).with_eta(0.05);
     let back = SopaConfig::load_binary(sopa.to_string().as_bytes()).unwrap();
     assert_eq!((back.beta, back.margin, back.eta), (0.3, 1.0, 0.05));
+    // The core crate's configs (no Burn in them) fill an absent defaulted key with its default,
+    // refuse an absent required one by name, and sit in a Burn config as a field.
+    let back = SopaConfig::load_binary(br#"{"beta": 0.25}"#).unwrap();
+    assert_eq!((back.beta, back.margin, back.eta), (0.25, 1.0, 0.1));
+    let e = SopaConfig::load_binary(br#"{"eta": 0.2}"#).unwrap_err();
+    assert!(e.to_string().contains("beta"), "{e}");
+    #[derive(burn::config::Config, Debug)]
+    struct Training {
+        objective: SopaConfig,
+        #[config(default = 3)]
+        epochs: usize,
+    }
+    let t = Training::new(SopaConfig::new(0.3).with_margin(0.5)).with_epochs(5);
+    let back = Training::load_binary(t.to_string().as_bytes()).unwrap();
+    assert_eq!((back.objective, back.epochs), (t.objective.clone(), 5));
+    // The settings a record holds are those Burn's derive gave the same fields (SOPA's config
+    // was `#[derive(Config)]` until 2026-11-27): records saved before load after.
+    #[derive(burn::config::Config, Debug)]
+    struct BurnSopa {
+        beta: f64,
+        #[config(default = 1.0)]
+        margin: f64,
+        #[config(default = 0.1)]
+        eta: f64,
+    }
+    let labels = [1.0, -1.0, -1.0, 1.0];
+    assert_eq!(
+        rankrisk::train::Provenance::new(&BurnSopa::new(0.3).with_eta(0.05), &labels).unwrap(),
+        rankrisk::train::Provenance::new(&SopaConfig::new(0.3).with_eta(0.05), &labels).unwrap()
+    );
     let sota = SotaSConfig::new().with_tau(2.0);
     let back = SotaSConfig::load_binary(sota.to_string().as_bytes()).unwrap();
     assert_eq!(back.to_string(), sota.to_string());

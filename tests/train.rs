@@ -16,7 +16,7 @@ use rankrisk::regularizer::Regularizer;
 use rankrisk::train::deep_admm::DeepAdmmConfig;
 use rankrisk::train::parallel::Shards;
 use rankrisk::train::params::Snapshot;
-use rankrisk::train::{ErmConfig, Objective, TrainError};
+use rankrisk::train::{BurnObjective, ErmConfig, Objective, TrainError};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::{Tabular, load_builtin};
 use rankrisk_models::{LinearScorer, LinearScorerConfig};

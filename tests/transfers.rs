@@ -13,7 +13,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::transfers;
 use rankrisk::train::parallel::Shards;
-use rankrisk::train::{ErmConfig, Objective};
+use rankrisk::train::{BurnObjective, ErmConfig, Objective};
 use rankrisk_datasets::batcher::HostBatch;
 use rankrisk_models::{ResNet20Config, Scorer};
 

@@ -12,7 +12,11 @@
 //!    bootstrap intervals, all `O(n log n)`;
 //! 3. solvers: [`admm`] (rank-based risks by proximal ADMM, with its baselines), [`pauc`]
 //!    (partial AUC over an FPR range by AGD-SBCD, SoRR and the paper's baselines), [`pdprox`]
-//!    (Pdprox-dual and Pdprox-primal for non-smooth problems).
+//!    (Pdprox-dual and Pdprox-primal for non-smooth problems);
+//! 4. [`objective`]: the per-batch objectives of deep training as CPU state machines (scores,
+//!    labels and sample ids in, `dL/ds` out; the state by sample id, its record entries and
+//!    their provenance), which rankrisk's Burn objectives and the Python package's PyTorch
+//!    losses wrap.
 //!
 //! ```
 //! use rankrisk_core::metrics::{pauc, roc_auc};
@@ -31,6 +35,7 @@
 pub mod admm;
 pub mod math;
 pub mod metrics;
+pub mod objective;
 pub mod pauc;
 pub mod pdprox;
 pub mod sampler;

@@ -9,7 +9,7 @@
 //! batch norm).
 
 use burn::backend::ops::ConvOptions;
-use burn::module::{Module, ModuleVisitor, Param, RunningState};
+use burn::module::{Module, Param, RunningState};
 use burn::nn::{BatchNorm, BatchNormConfig};
 use burn::optim::GradientsParams;
 use burn::tensor::activation;
@@ -18,6 +18,10 @@ use rankrisk_models::kernels::{
     add_relu, batch_norm_layer, batch_norm_relu_layer, conv2d, with_burn_ops,
 };
 use rankrisk_models::{DenseNet121Config, ResNet20Config};
+
+#[path = "../../tests/common/gradients.rs"]
+mod gradients;
+use gradients::{Gradient, parameter_gradients, relative_l2};
 
 #[allow(deprecated)] // ndarray stays a supported CPU backend in rankrisk
 fn devices() -> Vec<(&'static str, Device)> {
@@ -263,29 +267,16 @@ fn residual_join_matches_burns_add_and_relu() {
     }
 }
 
-/// Every float parameter's gradient, in visiting order.
-struct Grads<'a>(&'a GradientsParams, Vec<Vec<f32>>);
-
-impl ModuleVisitor for Grads<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(g) = self.0.get::<D>(param.id) {
-            self.1.push(vec_of(g));
-        }
-    }
-}
-
 /// Output and parameter gradients of `forward` on `x` for a weighted sum of the outputs.
 fn outputs_and_grads<M: Module>(
     model: &M,
     forward: impl Fn(&M, Tensor<4>) -> Tensor<2>,
     x: Tensor<4>,
-) -> (Vec<f32>, Vec<Vec<f32>>) {
+) -> (Vec<f32>, Vec<Gradient>) {
     let y = forward(model, x);
     let r = tensor(y.dims(), 77, &y.device());
     let grads = GradientsParams::from_grads((y.clone() * r).sum().backward(), model);
-    let mut v = Grads(&grads, Vec::new());
-    model.visit(&mut v);
-    (vec_of(y), v.1)
+    (vec_of(y), parameter_gradients(model, &grads))
 }
 
 fn compare_models<M: Module>(
@@ -299,21 +290,10 @@ fn compare_models<M: Module>(
     close(ya, yb, 1e-3, &format!("{name} output"));
     assert_eq!(ga.len(), gb.len());
     assert!(!ga.is_empty());
-    for (i, (a, b)) in ga.into_iter().zip(gb).enumerate() {
+    for (i, ((da, a), (db, b))) in ga.into_iter().zip(gb).enumerate() {
+        assert_eq!(da, db, "{name} parameter {i}");
         close(a, b, 1e-3, &format!("{name} parameter {i} gradient"));
     }
-}
-
-/// `||a - b|| / ||b||` over all parameters' gradients together.
-fn relative_l2(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        for (u, v) in x.iter().zip(y) {
-            num += (f64::from(*u) - f64::from(*v)).powi(2);
-            den += f64::from(*v).powi(2);
-        }
-    }
-    (num / den.max(1e-300)).sqrt()
 }
 
 /// The initialization is seeded: at 1 of 12 seeds (seed 6, both backends) one ReLU's input lies

@@ -28,7 +28,7 @@ pub struct Transfers {
 }
 
 /// The bridge's transfers so far in this process (all threads): a step of the run driver or
-/// of [`Objective::forward`](crate::train::Objective::forward) adds one each way. Take the
+/// of [`BurnObjective::forward`](crate::train::BurnObjective::forward) adds one each way. Take the
 /// difference of two calls around the code to check.
 pub fn transfers() -> Transfers {
     Transfers {
@@ -37,50 +37,8 @@ pub fn transfers() -> Transfers {
     }
 }
 
-/// Why the bridge refused its input.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BridgeError {
-    /// `scores` and `grad` disagree in length.
-    #[error("surrogate: {scores} scores but {grad} gradient entries")]
-    LengthMismatch {
-        /// Number of scores.
-        scores: usize,
-        /// Number of gradient entries.
-        grad: usize,
-    },
-    /// A gradient entry is NaN or infinite.
-    #[error("surrogate: gradient entry {index} is not finite ({value})")]
-    NonFiniteGradient {
-        /// Position of the first bad entry.
-        index: usize,
-        /// Its value.
-        value: f64,
-    },
-    /// Reading tensor data back from the device failed.
-    #[error("reading scores from the device failed: {0}")]
-    Readback(String),
-    /// A batch tensor on another device (or backend) than the scores.
-    #[error(
-        "the batch's {what} are on {device}, its scores on {scores}: build them on the scores' \
-         device (the batcher's device), or move them with `.to_device(&scores.device())`"
-    )]
-    OtherDevice {
-        /// `targets` or `ids`.
-        what: &'static str,
-        /// Their device.
-        device: String,
-        /// The scores' device.
-        scores: String,
-    },
-    /// A score read back from the device is NaN or infinite.
-    #[error("score {index} is not finite ({value}): the model diverged or its input holds NaN")]
-    NonFiniteScore {
-        /// Position of the first bad score.
-        index: usize,
-        /// Its value.
-        value: f64,
-    },
-}
+/// Why the bridge refused its input (the core crate's, shared with the other faces).
+pub use rankrisk_core::objective::BridgeError;
 
 /// `sum_i s_i * g_i` with `g` a constant: its backward gives the chain-rule parameter gradient.
 ///

@@ -2,7 +2,7 @@
 //! matches), optionally a second module shaped like the model (`anchor.bpk`: the w-step's
 //! anchor `w_k` of a custom deep-ADMM loop, ASGDA's network direction in the run driver), the
 //! optimizer state (burnpack), the objective's state as its Burn record (`objective.bpk`, burnpack:
-//! [`Objective::into_record`](crate::train::Objective::into_record)) and the CPU state of the
+//! [`BurnObjective::into_record`](crate::train::BurnObjective::into_record)) and the CPU state of the
 //! loop (CBOR, which stores f64 values as their 8 bytes; serde_json's default float parser can
 //! be one ulp off, which broke a bit-exact resume).
 //!
@@ -163,7 +163,7 @@ pub struct Loaded<M, S> {
     /// The optimizer.
     pub optim: ModuleOptimizer,
     /// The objective's record, if one was saved (for
-    /// [`Objective::load_record`](crate::train::Objective::load_record)).
+    /// [`BurnObjective::load_record`](crate::train::BurnObjective::load_record)).
     pub objective: Option<ModuleRecord>,
     /// The loop's CPU state.
     pub state: S,

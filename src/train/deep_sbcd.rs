@@ -227,7 +227,7 @@ impl DeepSbcd {
 
     /// The state as a Burn record (the named `f64` vectors of [`SbcdState::vectors`]), to save
     /// beside the model's with `ModuleRecord::save` or `into_bytes`, as the objectives'
-    /// [`Objective::into_record`](crate::train::Objective::into_record).
+    /// [`BurnObjective::into_record`](crate::train::BurnObjective::into_record).
     ///
     /// The record carries the config's settings and the training labels' fingerprint too
     /// ([`Provenance`]).
@@ -269,7 +269,7 @@ impl DeepSbcd {
             objective: NAME,
             message,
         };
-        let state = SbcdState::from_vectors(vectors).map_err(record)?;
+        let state = SbcdState::from_vectors(vectors).map_err(|e| record(e.to_string()))?;
         self.restore(state).map_err(|e| record(e.to_string()))
     }
 

@@ -37,8 +37,9 @@ pub mod aucm;
 pub mod checkpoint;
 pub mod deep_admm;
 pub mod deep_sbcd;
-pub mod dro_pauc;
 pub mod error;
+/// SOPA, SOPA-s, SOTA-s and STACO: the core crate's, re-exported.
+pub use rankrisk_core::objective::dro_pauc;
 pub mod instance_pauc;
 pub mod learner;
 pub mod mb_pauc;
@@ -59,6 +60,6 @@ pub use instance_pauc::{
     AsgdaConfig, InstanceWise, MinMaxGradient, Pauci, PauciConfig, Upauci, UpauciConfig,
 };
 pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
-pub use objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
+pub use objective::{BatchGradient, BurnObjective, Erm, ErmConfig, Objective, TrainError};
 pub use provenance::{LabelPrint, Provenance};
 pub use storm::StormDirection;

@@ -1,6 +1,6 @@
 //! An objective's CPU state as a Burn module, so that it is recorded the way a Burn module's
-//! parameters are: [`Objective::into_record`](crate::train::Objective::into_record) and
-//! [`Objective::load_record`](crate::train::Objective::load_record) (then
+//! parameters are: [`BurnObjective::into_record`](crate::train::BurnObjective::into_record) and
+//! [`BurnObjective::load_record`](crate::train::BurnObjective::load_record) (then
 //! `ModuleRecord::save` / `into_bytes`, `ModuleRecord::load` / `from_bytes`), and as a field of
 //! a module that burn-train's Learner checkpoints
 //! ([`ObjectiveModel`](crate::train::learner::ObjectiveModel)).
@@ -31,8 +31,16 @@ pub(crate) struct RecordMismatch {
     pub(crate) message: String,
 }
 
-/// An objective's state: named `f64` vectors.
-pub type State = Vec<(&'static str, Vec<f64>)>;
+impl From<RecordMismatch> for crate::train::error::TrainError {
+    fn from(e: RecordMismatch) -> Self {
+        crate::train::error::TrainError::Record {
+            objective: e.objective,
+            message: e.message,
+        }
+    }
+}
+
+pub use rankrisk_core::objective::State;
 
 /// An objective's named state vectors as a Burn module of non-trainable `f64` parameters on
 /// the CPU: what its records hold.

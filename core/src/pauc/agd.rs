@@ -180,31 +180,29 @@ impl SbcdState {
     /// The state back from [`SbcdState::vectors`]' form.
     ///
     /// # Errors
-    /// A message naming the vector that is missing, of another length than its partner, or
-    /// (for a count) not a whole number in `[0, 2^53]`.
-    pub fn from_vectors(vectors: Vec<(&'static str, Vec<f64>)>) -> Result<Self, String> {
+    /// [`SbcdStateError`] naming the vector that is missing, of another length than its
+    /// partner, or (for a count) not a whole number in `[0, 2^53]`.
+    pub fn from_vectors(vectors: Vec<(&'static str, Vec<f64>)>) -> Result<Self, SbcdStateError> {
         let take = |name: &str| {
             vectors
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.clone())
-                .ok_or_else(|| format!("no vector `{name}`"))
+                .ok_or_else(|| SbcdStateError::Missing(name.to_string()))
         };
         let whole = |name: String, v: Vec<f64>| match v.as_slice() {
             [x] if *x >= 0.0 && *x <= 2f64.powi(53) && x.fract() == 0.0 => Ok(*x as u64),
-            _ => Err(format!(
-                "`{name}` is not one whole number in [0, 2^53]: {v:?}"
-            )),
+            _ => Err(SbcdStateError::NotWhole { name, values: v }),
         };
-        let level = |l: &str| -> Result<DualState, String> {
+        let level = |l: &str| -> Result<DualState, SbcdStateError> {
             let lambda = take(&format!("sbcd_lambda_{l}"))?;
             let sum = take(&format!("sbcd_sum_{l}"))?;
             if sum.len() != lambda.len() {
-                return Err(format!(
-                    "`sbcd_sum_{l}` holds {} values for {} duals",
-                    sum.len(),
-                    lambda.len()
-                ));
+                return Err(SbcdStateError::Length {
+                    name: format!("sbcd_sum_{l}"),
+                    values: sum.len(),
+                    duals: lambda.len(),
+                });
             }
             let count_name = format!("sbcd_count_{l}");
             let count = whole(count_name.clone(), take(&count_name)?)?;
@@ -216,10 +214,39 @@ impl SbcdState {
         Ok(SbcdState {
             duals_m,
             duals_n,
-            k: usize::try_from(k).map_err(|e| format!("`sbcd_k`: {e}"))?,
+            k: usize::try_from(k).map_err(|_| SbcdStateError::NotWhole {
+                name: "sbcd_k".into(),
+                values: vec![k as f64],
+            })?,
             sampler_step,
         })
     }
+}
+
+/// Why [`SbcdState::from_vectors`] refused a saved state; each names its vector.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SbcdStateError {
+    /// A vector of the state is absent.
+    #[error("no vector `{0}`")]
+    Missing(String),
+    /// A dual sum of another length than its duals.
+    #[error("`{name}` holds {values} values for {duals} duals")]
+    Length {
+        /// The vector.
+        name: String,
+        /// Its length.
+        values: usize,
+        /// The duals' length.
+        duals: usize,
+    },
+    /// A count that is not one whole number in `[0, 2^53]`.
+    #[error("`{name}` is not one whole number in [0, 2^53]: {values:?}")]
+    NotWhole {
+        /// The vector.
+        name: String,
+        /// What it holds.
+        values: Vec<f64>,
+    },
 }
 
 /// What an outer iteration reports.
@@ -623,15 +650,14 @@ mod tests {
         ] {
             let mut v = state.vectors();
             v.iter_mut().find(|(n, _)| *n == name).unwrap().1 = bad;
-            let err = SbcdState::from_vectors(v).unwrap_err();
+            let err = SbcdState::from_vectors(v).unwrap_err().to_string();
             assert!(err.contains(name), "{err}");
         }
         let mut v = state.vectors();
         v.retain(|(n, _)| *n != "sbcd_lambda_n");
         assert!(
-            SbcdState::from_vectors(v)
-                .unwrap_err()
-                .contains("sbcd_lambda_n")
+            SbcdState::from_vectors(v).unwrap_err()
+                == SbcdStateError::Missing("sbcd_lambda_n".into())
         );
     }
 }

@@ -115,6 +115,12 @@ impl Region {
     pub(super) fn two_way(&self) -> bool {
         self.alpha < 1.0
     }
+
+    /// SGDA's step of the scalars along the batch gradient `d`: the plain projected step of
+    /// size `lr` ([`step_scalars`] at `eta = 1`), `gamma` moved as `gamma` says.
+    pub(super) fn sgda_step(&self, x: &mut Scalars, d: &Scalars, gamma: GammaStep) {
+        step_scalars(x, d, (1.0, self.lr, self.lr), self.two_way(), gamma);
+    }
 }
 
 /// How an instance is selected: the derivative `w` of `sel` at `x` and `sel(x)`.

@@ -67,7 +67,7 @@ use crate::train::state_record::State;
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
 pub use batch::{GammaStep, Scalars, WeightStep};
-use batch::{Region, Softplus, Weights, best_weight, evaluate, excess, step_scalars};
+use batch::{Region, Softplus, Weights, best_weight, evaluate, excess};
 
 /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
 /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
@@ -189,14 +189,8 @@ impl Objective for Pauci {
         ids: &[usize],
     ) -> Result<BatchGradient, TrainError> {
         let (g, d) = self.gradients(scores, labels, ids)?;
-        let lr = self.region.lr;
-        step_scalars(
-            &mut self.scalars,
-            &d.scalars,
-            (1.0, lr, lr),
-            self.region.two_way(),
-            self.gamma_step,
-        );
+        self.region
+            .sgda_step(&mut self.scalars, &d.scalars, self.gamma_step);
         Ok(g)
     }
 
@@ -349,14 +343,8 @@ impl Objective for Upauci {
             }
         }
         let (g, d) = self.gradients(scores, labels, ids)?;
-        let lr = self.region.lr;
-        step_scalars(
-            &mut self.scalars,
-            &d.scalars,
-            (1.0, lr, lr),
-            self.region.two_way(),
-            GammaStep::Ascent,
-        );
+        self.region
+            .sgda_step(&mut self.scalars, &d.scalars, GammaStep::Ascent);
         if self.weight_step == WeightStep::Paper {
             for (id, dc) in d.weights {
                 self.weights[id] = (self.weights[id] + self.lr_weights * dc).clamp(0.0, 1.0);

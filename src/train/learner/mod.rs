@@ -2,7 +2,7 @@
 //! wraps any scorer and holds the objective. The batch type is any [`LearnerBatch`] of the
 //! scorer (images, [`ImageBatch`], for a `Scorer<4>`; tabular rows, [`TabularBatch`], for a
 //! `Scorer<2>`; a user's own batch through the trait's three methods). `TrainStep::step`
-//! scores the batch and returns the gradients of [`Objective::forward`]'s loss (the batch's
+//! scores the batch and returns the gradients of [`BurnObjective::forward`](crate::train::BurnObjective::forward)'s loss (the batch's
 //! labels and ids taken from its CPU copies, not read back); the Learner's optimizer does the
 //! rest. Validation steps score the batch and give the scores and labels ([`ValidScores`]): the
 //! ranking metrics of [`metrics`] (AUROC, pAUC over an FPR range, the two-way pAUC, in percent),

@@ -1,28 +1,29 @@
 //! SOPA-s and SOTA-s: the one-way and the two-way pAUC smoothed by KL-DRO, tracked by moving
 //! averages per positive (Zhu et al. 2022).
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, evaluation_pairs, settings, squared_hinge};
-use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
+use crate::objective::Provenance;
+use crate::objective::State;
+use crate::objective::{BatchGradient, Objective, TrainError, unknown_state};
 
-/// Settings of [`SopaS`] (Zhu et al. 2022, SOPA-s: the one-way pAUC by KL-DRO smoothing);
-/// the defaults are LibAUC 2.0.1's `pAUC_DRO_Loss`.
-#[derive(Config, Debug)]
-pub struct SopaSConfig {
-    /// KL weight lambda, `> 0` (LibAUC's `Lambda`, default 1.0; a small lambda focuses on the
-    /// hardest negatives).
-    #[config(default = 1.0)]
-    pub lambda: f64,
-    /// Moving-average weight gamma of the new batch, in (0, 1] (LibAUC's default 0.9).
-    #[config(default = 0.9)]
-    pub gamma: f64,
-    /// Margin `m` of the squared hinge (LibAUC's default 1.0).
-    #[config(default = 1.0)]
-    pub margin: f64,
+config! {
+    /// Settings of [`SopaS`] (Zhu et al. 2022, SOPA-s: the one-way pAUC by KL-DRO smoothing);
+    /// the defaults are LibAUC 2.0.1's `pAUC_DRO_Loss`.
+    pub struct SopaSConfig {
+        required {
+        }
+        defaults {
+            /// KL weight lambda, `> 0` (LibAUC's `Lambda`, default 1.0; a small lambda focuses on the
+            /// hardest negatives).
+            lambda: f64 = 1.0,
+            /// Moving-average weight gamma of the new batch, in (0, 1] (LibAUC's default 0.9).
+            gamma: f64 = 0.9,
+            /// Margin `m` of the squared hinge (LibAUC's default 1.0).
+            margin: f64 = 1.0,
+        }
+    }
 }
 
 /// SOPA-s: the one-way pAUC by KL-DRO smoothing, a moving average `u_i` per positive. Built by
@@ -159,25 +160,25 @@ impl Objective for SopaS {
     }
 }
 
-/// Settings of [`SotaS`] (Zhu et al. 2022, SOTA-s: the two-way pAUC by KL-DRO over the
-/// negatives and over the positives); the defaults are LibAUC 2.0.1's `tpAUC_KL_Loss`.
-#[derive(Config, Debug)]
-pub struct SotaSConfig {
-    /// KL weight over the negatives, lambda, `> 0` (LibAUC's `Lambda`, default 1.0).
-    #[config(default = 1.0)]
-    pub lambda: f64,
-    /// KL weight over the positives, tau, `> 0` (LibAUC's default 1.0).
-    #[config(default = 1.0)]
-    pub tau: f64,
-    /// Moving-average weight of `u_i`, in (0, 1] (LibAUC's `gammas[0]`, default 0.9).
-    #[config(default = 0.9)]
-    pub gamma_u: f64,
-    /// Moving-average weight of `v`, in (0, 1] (LibAUC's `gammas[1]`, default 0.9).
-    #[config(default = 0.9)]
-    pub gamma_v: f64,
-    /// Margin `m` of the squared hinge (LibAUC's default 1.0).
-    #[config(default = 1.0)]
-    pub margin: f64,
+config! {
+    /// Settings of [`SotaS`] (Zhu et al. 2022, SOTA-s: the two-way pAUC by KL-DRO over the
+    /// negatives and over the positives); the defaults are LibAUC 2.0.1's `tpAUC_KL_Loss`.
+    pub struct SotaSConfig {
+        required {
+        }
+        defaults {
+            /// KL weight over the negatives, lambda, `> 0` (LibAUC's `Lambda`, default 1.0).
+            lambda: f64 = 1.0,
+            /// KL weight over the positives, tau, `> 0` (LibAUC's default 1.0).
+            tau: f64 = 1.0,
+            /// Moving-average weight of `u_i`, in (0, 1] (LibAUC's `gammas[0]`, default 0.9).
+            gamma_u: f64 = 0.9,
+            /// Moving-average weight of `v`, in (0, 1] (LibAUC's `gammas[1]`, default 0.9).
+            gamma_v: f64 = 0.9,
+            /// Margin `m` of the squared hinge (LibAUC's default 1.0).
+            margin: f64 = 1.0,
+        }
+    }
 }
 
 /// SOTA-s: the two-way pAUC by KL-DRO over the negatives (lambda) and over the positives
@@ -331,8 +332,8 @@ impl Objective for SotaS {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::objective::check_fd;
     use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-    use crate::train::objective::check_fd;
 
     use super::super::test_batch as batch;
     use crate::math::loss::sigmoid;

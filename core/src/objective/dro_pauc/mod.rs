@@ -1,7 +1,7 @@
 //! Partial AUC by distributionally robust optimization (Zhu et al., "When AUC meets DRO:
 //! Optimizing Partial AUC for Deep Learning with Non-Convex Convergence Guarantee", ICML 2022),
 //! the one-way pAUC over FPR `[0, beta]` and the two-way pAUC that LibAUC 2.0.1 trains, as
-//! [`Objective`](crate::train::Objective)s with their per-positive state on the CPU:
+//! [`Objective`](crate::objective::Objective)s with their per-positive state on the CPU:
 //!
 //! - [`Sopa`]: the exact estimator, CVaR-DRO over each positive's pair losses,
 //!   `F(w, s) = 1/N+ sum_i (s_i + 1/(beta N-) sum_j (L_ij - s_i)_+)`, with one threshold `s_i`
@@ -35,7 +35,7 @@ mod staco;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{TrainError, check_batch, evaluation_batch, training_positives};
+use crate::objective::{TrainError, check_batch, evaluation_batch, training_positives};
 
 pub use cvar::{Sopa, SopaConfig};
 pub use kl::{SopaS, SopaSConfig, SotaS, SotaSConfig};
@@ -132,7 +132,7 @@ impl PositiveIndex {
     }
 }
 
-/// An [`Objective::evaluate`](crate::train::Objective::evaluate) batch split into its pairs by
+/// An [`Objective::evaluate`](crate::objective::Objective::evaluate) batch split into its pairs by
 /// its labels alone (no ids: any data set), each positive indexed by its rank among the
 /// batch's positives.
 ///

@@ -36,38 +36,36 @@
 //! a batch gets one update, as LibAUC's indexed assignment gives; its pairs count twice in the
 //! gradient.
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, cvar, evaluation_pairs, settings, squared_hinge};
-use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
+use crate::objective::Provenance;
+use crate::objective::State;
+use crate::objective::{BatchGradient, Objective, TrainError, unknown_state};
 
-/// Settings of [`Staco`]; the defaults are LibAUC 2.0.1's `tpAUC_CVaR_loss`
-/// (`libauc/losses/auc.py:790-799`). In LibAUC `theta_0` and `theta_1` set the region and
-/// `alpha`, `beta_0`, `beta_1` are step sizes.
-#[derive(Config, Debug)]
-pub struct StacoConfig {
-    /// Share of the positives kept, the lowest-scored: the region's TPR `>= 1 - theta_0`,
-    /// `0 < theta_0 <= 1` (LibAUC's default 0.5).
-    #[config(default = 0.5)]
-    pub theta_0: f64,
-    /// The region's FPR `<= theta_1`, `0 < theta_1 <= 1` (LibAUC's default 0.5).
-    #[config(default = 0.5)]
-    pub theta_1: f64,
-    /// Margin `m` of the squared hinge (LibAUC's `threshold`, default 0.5).
-    #[config(default = 0.5)]
-    pub margin: f64,
-    /// Step size `alpha` of the duals `y_i` (LibAUC's default 0.1; 0 holds them).
-    #[config(default = 0.1)]
-    pub alpha: f64,
-    /// Step size `beta_0` of the per-positive thresholds `s_i` (LibAUC's default 0.1).
-    #[config(default = 0.1)]
-    pub beta_0: f64,
-    /// Step size `beta_1` of the global threshold `s'` (LibAUC's default 0.1).
-    #[config(default = 0.1)]
-    pub beta_1: f64,
+config! {
+    /// Settings of [`Staco`]; the defaults are LibAUC 2.0.1's `tpAUC_CVaR_loss`
+    /// (`libauc/losses/auc.py:790-799`). In LibAUC `theta_0` and `theta_1` set the region and
+    /// `alpha`, `beta_0`, `beta_1` are step sizes.
+    pub struct StacoConfig {
+        required {
+        }
+        defaults {
+            /// Share of the positives kept, the lowest-scored: the region's TPR `>= 1 - theta_0`,
+            /// `0 < theta_0 <= 1` (LibAUC's default 0.5).
+            theta_0: f64 = 0.5,
+            /// The region's FPR `<= theta_1`, `0 < theta_1 <= 1` (LibAUC's default 0.5).
+            theta_1: f64 = 0.5,
+            /// Margin `m` of the squared hinge (LibAUC's `threshold`, default 0.5).
+            margin: f64 = 0.5,
+            /// Step size `alpha` of the duals `y_i` (LibAUC's default 0.1; 0 holds them).
+            alpha: f64 = 0.1,
+            /// Step size `beta_0` of the per-positive thresholds `s_i` (LibAUC's default 0.1).
+            beta_0: f64 = 0.1,
+            /// Step size `beta_1` of the global threshold `s'` (LibAUC's default 0.1).
+            beta_1: f64 = 0.1,
+        }
+    }
 }
 
 impl StacoConfig {
@@ -259,7 +257,7 @@ mod tests {
     use super::super::test_batch as batch;
     use super::*;
     use crate::math::loss::sigmoid;
-    use crate::train::objective::check_fd;
+    use crate::objective::check_fd;
 
     fn staco(theta_0: f64, theta_1: f64, alpha: f64, y: &[f64]) -> Staco {
         StacoConfig::new()

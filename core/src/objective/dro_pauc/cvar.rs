@@ -1,26 +1,28 @@
 //! SOPA: the exact one-way pAUC estimator over FPR `[0, beta]`, CVaR-DRO with one threshold
 //! per positive (Zhu et al. 2022).
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use super::{Pairs, PositiveIndex, add_pair, cvar, evaluation_pairs, settings, squared_hinge};
-use crate::train::objective::{BatchGradient, Objective, TrainError, unknown_state};
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
+use crate::objective::Provenance;
+use crate::objective::State;
+use crate::objective::{BatchGradient, Objective, TrainError, unknown_state};
 
-/// Settings of [`Sopa`] (Zhu et al. 2022, Algorithm SOPA for the one-way pAUC over FPR
-/// `[0, beta]`); the defaults are LibAUC 2.0.1's `pAUC_CVaR_Loss`.
-#[derive(Config, Debug)]
-pub struct SopaConfig {
-    /// FPR upper bound beta, `0 < beta <= 1` (LibAUC's default 0.2).
-    pub beta: f64,
-    /// Margin `m` of the squared hinge `max(m - (h_i - h_j), 0)^2` (LibAUC's default 1.0).
-    #[config(default = 1.0)]
-    pub margin: f64,
-    /// Step size `eta` of the thresholds (LibAUC's default 0.1).
-    #[config(default = 0.1)]
-    pub eta: f64,
+config! {
+    /// Settings of [`Sopa`] (Zhu et al. 2022, Algorithm SOPA for the one-way pAUC over FPR
+    /// `[0, beta]`); the defaults are LibAUC 2.0.1's `pAUC_CVaR_Loss`.
+    pub struct SopaConfig {
+        required {
+            /// FPR upper bound beta, `0 < beta <= 1` (LibAUC's default 0.2).
+            beta: f64,
+        }
+        defaults {
+            /// Margin `m` of the squared hinge `max(m - (h_i - h_j), 0)^2` (LibAUC's default 1.0).
+            margin: f64 = 1.0,
+            /// Step size `eta` of the thresholds (LibAUC's default 0.1).
+            eta: f64 = 0.1,
+        }
+    }
 }
 
 impl SopaConfig {
@@ -179,8 +181,8 @@ impl Objective for Sopa {
 mod tests {
     use super::*;
     use crate::math::loss::sigmoid;
+    use crate::objective::check_fd;
     use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-    use crate::train::objective::check_fd;
 
     use super::super::test_batch as batch;
 
