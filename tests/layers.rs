@@ -341,19 +341,12 @@ fn no_function_in_src_train_over_80_lines() {
     assert_eq!(long_functions(&text, 80), vec![("big".to_string(), 83)]);
 }
 
-/// `cargo tree` of the given selection: one `name version features` line per package.
-fn feature_set(selection: &[&str]) -> BTreeSet<String> {
+/// The lines `cargo tree --offline --prefix none` prints for `args` (edge kinds, format and
+/// selection), run in the workspace.
+fn cargo_tree(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal,build,dev",
-            "--prefix",
-            "none",
-        ])
-        .args(["-f", "{p} {f}"])
-        .args(selection)
+        .args(["tree", "--offline", "--prefix", "none"])
+        .args(args)
         .current_dir(ROOT)
         .output()
         .unwrap();
@@ -362,7 +355,14 @@ fn feature_set(selection: &[&str]) -> BTreeSet<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `cargo tree` of the given selection: one `name version features` line per package.
+fn feature_set(selection: &[&str]) -> BTreeSet<String> {
+    let mut args = vec!["-e", "normal,build,dev", "-f", "{p} {f}"];
+    args.extend(selection);
+    cargo_tree(&args)
         .lines()
         .map(|l| l.trim_end_matches(" (*)").to_string())
         .filter(|l| !l.starts_with("rankrisk"))
@@ -388,19 +388,9 @@ fn each_member_builds_with_the_workspace_feature_set() {
 #[test]
 fn the_core_crate_has_no_burn_below_it() {
     for features in [&[][..], &["--features", "clap"][..]] {
-        let out = Command::new(env!("CARGO"))
-            .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
-            .args(["-f", "{p}", "-p", "rankrisk-core"])
-            .args(features)
-            .current_dir(ROOT)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let tree = String::from_utf8_lossy(&out.stdout);
+        let mut args = vec!["-e", "normal", "-f", "{p}", "-p", "rankrisk-core"];
+        args.extend(features);
+        let tree = cargo_tree(&args);
         assert!(tree.lines().any(|l| l.starts_with("faer ")), "{tree}");
         let framework: Vec<&str> = tree
             .lines()

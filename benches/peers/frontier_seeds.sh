@@ -45,14 +45,8 @@ for b in examples/cifar_lt examples/export_split rankrisk; do
 done
 lrs="${6:-1e-3}"
 ours="${7:-ce sota-s staco pauci pauci-descent upauci upauci-exact}"
-# The flags of one of our method names.
-method_args() {
-    case "$1" in
-        pauci-descent) echo "--method pauci --gamma-step descent" ;;
-        upauci-exact) echo "--method upauci --weight-step exact" ;;
-        *) echo "--method $1" ;;
-    esac
-}
+# shellcheck source=benches/peers/method_args.sh
+source benches/peers/method_args.sh
 # The folder of one run's method group: ours or libauc, with @lrX unless X is the default.
 group() { if [ "$2" = 1e-3 ]; then echo "$1"; else echo "$1@lr$2"; fi; }
 # run_seed NAME DATA POSITIVE SEED "METHOD:LR ..." "LIBAUC-METHOD:LR ..."

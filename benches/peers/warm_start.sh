@@ -18,6 +18,8 @@ datasets="${2:-fashion-mnist:6}"
 seeds="${3:-0 1 2}"
 methods="${4:-upauci upauci-exact pauci pauci-descent}"
 lr="${5:-1e-3}"
+# shellcheck source=benches/peers/method_args.sh
+source benches/peers/method_args.sh
 # Adam's epsilon of our runs: PyTorch's 1e-8 as on LibAUC's side (issue 56); the tables
 # measured before 2026-11-28 ran Burn's 1e-5 (ADAM_EPSILON=1e-5 reproduces them).
 eps="${ADAM_EPSILON:-1e-8}"
@@ -41,12 +43,8 @@ for entry in $datasets; do
         for m in $methods; do
             [ -f "$dir/$m/summary.json" ] && continue
             echo "== $name seed $seed: $m, 1 pass after ce"
-            case "$m" in
-                pauci-descent) flags=(--method pauci --gamma-step descent) ;;
-                upauci-exact) flags=(--method upauci --weight-step exact) ;;
-                *) flags=(--method "$m") ;;
-            esac
-            RAYON_NUM_THREADS=2 "$out/bin-warm/cifar_lt" "${task[@]}" "${flags[@]}" \
+            # shellcheck disable=SC2046
+            RAYON_NUM_THREADS=2 "$out/bin-warm/cifar_lt" "${task[@]}" $(method_args "$m") \
                 --init-model "$dir/ce/best.bpk" --out "$dir/$m"
         done
     done
