@@ -86,10 +86,9 @@ impl Provenance {
     /// # Errors
     /// [`TrainError::BadLabel`] for a label other than +1, -1 or 0.
     pub fn new<C: Serialize>(config: &C, labels: &[f64]) -> Result<Self, TrainError> {
-        // The JSON Burn's `config_to_json` writes, so that the records saved by configs of
-        // either kind agree.
-        let json = serde_json::to_string_pretty(config).unwrap_or_default();
-        let settings = match serde_json::from_str::<serde_json::Value>(&json) {
+        // The value of the JSON Burn's `config_to_json` writes (serialized once, not written
+        // and parsed back), so that the records saved by configs of either kind agree.
+        let settings = match serde_json::to_value(config) {
             Ok(serde_json::Value::Object(map)) => map
                 .into_iter()
                 .map(|(key, value)| {
@@ -100,8 +99,13 @@ impl Provenance {
                     (key, setting)
                 })
                 .collect(),
-            // A config always writes a JSON object; anything else is kept whole.
-            _ => vec![(String::new(), Setting::Other(json))],
+            // A config always writes a JSON object; anything else is kept whole, as the text
+            // Burn would write.
+            Ok(other) => vec![(
+                String::new(),
+                Setting::Other(serde_json::to_string_pretty(&other).unwrap_or_default()),
+            )],
+            Err(_) => vec![(String::new(), Setting::Other(String::new()))],
         };
         Ok(Provenance {
             settings,
