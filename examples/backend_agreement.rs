@@ -29,7 +29,7 @@ use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::scores_to_cpu;
 use rankrisk::pauc::objective::PairLoss;
-use rankrisk::train::params::Snapshot;
+use rankrisk::train::params::{DeviceTerms, Snapshot};
 use rankrisk::train::{
     AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective,
     PauciConfig, SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, UpauciConfig,

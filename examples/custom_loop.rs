@@ -14,7 +14,7 @@ use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::scores_to_cpu;
 use rankrisk::metrics::auc::pauc;
-use rankrisk::train::params::Snapshot;
+use rankrisk::train::params::{DeviceTerms, Snapshot};
 use rankrisk::train::{BurnObjective, DeepAdmmConfig};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::batcher::ImageBatcher;

@@ -85,8 +85,8 @@ pub mod prelude {
     pub use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
     pub use crate::train::learner::{LearnerBatch, ObjectiveModel, RankingMetric, ScoreOutput};
     pub use crate::train::{
-        AucM, AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, Erm, ErmConfig, MiniBatchPauc,
-        MiniBatchPaucConfig, Objective, Pauci, PauciConfig, Sopa, SopaConfig, SopaS, SopaSConfig,
-        SotaS, SotaSConfig, Staco, StacoConfig, TrainError, Upauci, UpauciConfig,
+        AucM, AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, DeviceTerms, Erm, ErmConfig,
+        MiniBatchPauc, MiniBatchPaucConfig, Objective, Pauci, PauciConfig, Sopa, SopaConfig, SopaS,
+        SopaSConfig, SotaS, SotaSConfig, Staco, StacoConfig, TrainError, Upauci, UpauciConfig,
     };
 }

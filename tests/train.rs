@@ -15,7 +15,7 @@ use rankrisk::loss::Loss;
 use rankrisk::regularizer::Regularizer;
 use rankrisk::train::deep_admm::DeepAdmmConfig;
 use rankrisk::train::parallel::Shards;
-use rankrisk::train::params::Snapshot;
+use rankrisk::train::params::{DeviceTerms, Snapshot};
 use rankrisk::train::{BurnObjective, ErmConfig, Objective, TrainError};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::{Tabular, load_builtin};

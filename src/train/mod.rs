@@ -33,16 +33,22 @@
 //! - [`params`]: parameter-wise terms on the device (squared norm, proximal distance to a
 //!   snapshot) for any module.
 
-pub mod aucm;
+/// AUC-M with PESG's scalars: the core crate's, re-exported (its device terms:
+/// [`params::DeviceTerms`]).
+pub use rankrisk_core::objective::aucm;
 pub mod checkpoint;
-pub mod deep_admm;
+/// The deep rank-based ADMM's CPU side: the core crate's, re-exported (its device terms:
+/// [`params::DeviceTerms`]).
+pub use rankrisk_core::objective::deep_admm;
 pub mod deep_sbcd;
 pub mod error;
 /// SOPA, SOPA-s, SOTA-s and STACO: the core crate's, re-exported.
 pub use rankrisk_core::objective::dro_pauc;
-pub mod instance_pauc;
+/// PAUCI, UPAUCI and ASGDA's scalar side: the core crate's, re-exported.
+pub use rankrisk_core::objective::instance_pauc;
 pub mod learner;
-pub mod mb_pauc;
+/// Mini-batch pAUC: the core crate's, re-exported.
+pub use rankrisk_core::objective::mb_pauc;
 pub mod objective;
 pub mod parallel;
 pub mod params;
@@ -61,5 +67,6 @@ pub use instance_pauc::{
 };
 pub use mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 pub use objective::{BatchGradient, BurnObjective, Erm, ErmConfig, Objective, TrainError};
+pub use params::DeviceTerms;
 pub use provenance::{LabelPrint, Provenance};
 pub use storm::StormDirection;

@@ -6,12 +6,19 @@
 //! - [`Objective`], [`BatchGradient`], the batch checks;
 //! - [`TrainError`] (and [`BridgeError`], the faces' transfer errors);
 //! - [`provenance`]: what an objective was built from, recorded beside its state;
-//! - the objectives: [`dro_pauc`] (SOPA, SOPA-s, SOTA-s, STACO).
+//! - the objectives: [`dro_pauc`] (SOPA, SOPA-s, SOTA-s, STACO), [`instance_pauc`] (PAUCI,
+//!   UPAUCI and their scalars' side of ASGDA), [`aucm`] (AUC-M with PESG's scalars),
+//!   [`mb_pauc`] (mini-batch pAUC), [`deep_admm`] (Algorithm 1 of the rank-based paper for a
+//!   deep model).
 
 #[macro_use]
 mod config;
+pub mod aucm;
+pub mod deep_admm;
 pub mod dro_pauc;
 mod error;
+pub mod instance_pauc;
+pub mod mb_pauc;
 pub mod provenance;
 
 pub use config::ConfigError;
@@ -20,6 +27,18 @@ pub use provenance::{LabelPrint, Provenance, training_positives};
 
 /// An objective's state: named `f64` vectors.
 pub type State = Vec<(&'static str, Vec<f64>)>;
+
+/// Squared-norm terms over a model's parameters `w` that an objective adds to the loss,
+/// `norm ||w||^2 + distance ||w - w_ref||^2` (`w_ref` a snapshot the objective's loop takes):
+/// the core gives the coefficients, a face builds the terms on its device (rankrisk's
+/// `DeviceTerms`). A coefficient of 0 leaves its term out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParameterTerms {
+    /// The coefficient of `||w||^2`.
+    pub norm: f64,
+    /// The coefficient of `||w - w_ref||^2`.
+    pub distance: f64,
+}
 
 /// What an objective returns for a batch.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,7 +20,7 @@ use crate::train::instance_pauc::{
 };
 use crate::train::mb_pauc::{MiniBatchPauc, MiniBatchPaucConfig};
 use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainError};
-use crate::train::params::Snapshot;
+use crate::train::params::{DeviceTerms, Snapshot};
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::{RunError, diverged, step_error};
 use crate::train::run::period::{ObjectiveState, Period, PeriodContext};

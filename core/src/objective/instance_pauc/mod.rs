@@ -42,7 +42,7 @@
 //! The paper's own solver, ASGDA (its Algorithm 1: two gradients of the same batch per step,
 //! at the old and the new point, and momentum-corrected directions), goes through
 //! [`InstanceWise`] and [`AsgdaConfig`], with the network's direction in
-//! [`StormDirection`](crate::train::storm::StormDirection); at equal passes it trained worse
+//! rankrisk's `StormDirection`; at equal passes it trained worse
 //! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the
 //! paper, moving `gamma` by descent like the minimized scalars (the ascent branch is commented
 //! out, `optimizer/MinMax.py:51-56`), both are here: [`GammaStep`], the paper's ascent by
@@ -54,75 +54,70 @@ mod batch;
 #[cfg(test)]
 mod tests;
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, unknown_state,
+use crate::objective::{
+    BatchGradient, Objective, Provenance, State, TrainError, check_batch, evaluation_batch,
+    unknown_state,
 };
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
 
 use asgda::Directions;
 pub use asgda::{AsgdaConfig, InstanceWise, MinMaxGradient};
 pub use batch::{GammaStep, Scalars, WeightStep};
 use batch::{Region, Softplus, Weights, best_weight, evaluate, excess};
 
-/// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
-/// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
-#[derive(Config, Debug)]
-pub struct PauciConfig {
-    /// Share of the positives kept, the lowest-scored (TPR `>= 1 - alpha`), `0 < alpha <= 1`;
-    /// 1 is the one-way pAUC (the code's default).
-    #[config(default = 1.0)]
-    pub alpha: f64,
-    /// The FPR bound, `0 < beta <= 1` (the code's 0.3).
-    #[config(default = 0.3)]
-    pub beta: f64,
-    /// Sharpness `kappa` of the softplus (the code's 2; the paper tunes it in [2, 6]).
-    #[config(default = 2.0)]
-    pub kappa: f64,
-    /// Extra concavity `omega` in `gamma` (the code's 0; the paper tunes it in [0, 4]).
-    #[config(default = 0.0)]
-    pub omega: f64,
-    /// Step size of the scalars' projected steps.
-    #[config(default = 0.01)]
-    pub lr: f64,
-    /// Which way `gamma` moves ([`GammaStep`]): ascent as the paper's eq. (12) maximizes it
-    /// (the default), or descent as the released code moves it.
-    #[config(default = "GammaStep::Ascent")]
-    pub gamma_step: GammaStep,
+config! {
+    /// Settings of [`Pauci`] (section 4.3.1; the defaults are the authors' released code,
+    /// `Shaocr/PAUCI`: `losses/SPAUCI.py`, `train/train_SPAUCI.py`).
+    pub struct PauciConfig {
+        required {
+        }
+        defaults {
+            /// Share of the positives kept, the lowest-scored (TPR `>= 1 - alpha`), `0 < alpha <= 1`;
+            /// 1 is the one-way pAUC (the code's default).
+            alpha: f64 = 1.0,
+            /// The FPR bound, `0 < beta <= 1` (the code's 0.3).
+            beta: f64 = 0.3,
+            /// Sharpness `kappa` of the softplus (the code's 2; the paper tunes it in [2, 6]).
+            kappa: f64 = 2.0,
+            /// Extra concavity `omega` in `gamma` (the code's 0; the paper tunes it in [0, 4]).
+            omega: f64 = 0.0,
+            /// Step size of the scalars' projected steps.
+            lr: f64 = 0.01,
+            /// Which way `gamma` moves ([`GammaStep`]): ascent as the paper's eq. (12) maximizes it
+            /// (the default), or descent as the released code moves it.
+            gamma_step: GammaStep = GammaStep::Ascent,
+        }
+    }
 }
 
-/// Settings of [`Upauci`] (section 4.3.2; no code was released: the defaults follow the
-/// paper's advice in section 7.7 where it gives one).
-#[derive(Config, Debug)]
-pub struct UpauciConfig {
-    /// Share of the positives kept, the lowest-scored (TPR `>= 1 - alpha`), `0 < alpha <= 1`;
-    /// 1 is the one-way pAUC.
-    #[config(default = 1.0)]
-    pub alpha: f64,
-    /// The FPR bound, `0 < beta <= 1`.
-    #[config(default = 0.3)]
-    pub beta: f64,
-    /// `omega` of `-omega (gamma^2 + c^2)` (section 7.7: `omega > 0` helps, 1 hurts one-way;
-    /// the tables' value is not given, 0.1 is ours).
-    #[config(default = 0.1)]
-    pub omega: f64,
-    /// Step size of the scalars' projected steps.
-    #[config(default = 0.01)]
-    pub lr: f64,
-    /// Step size of the weights' projected ascent.
-    #[config(default = 0.1)]
-    pub lr_weights: f64,
-    /// Starting weight of every instance (section 7.7: a large one is best one-way, 1).
-    #[config(default = 1.0)]
-    pub initial_weight: f64,
-    /// How a weight moves at each visit ([`WeightStep`]): the paper's gradient step (the
-    /// default, what the frontier tables of docs/RESULTS.md ran) or the exact ascent in `c`.
-    #[config(default = "WeightStep::Paper")]
-    pub weight_step: WeightStep,
+config! {
+    /// Settings of [`Upauci`] (section 4.3.2; no code was released: the defaults follow the
+    /// paper's advice in section 7.7 where it gives one).
+    pub struct UpauciConfig {
+        required {
+        }
+        defaults {
+            /// Share of the positives kept, the lowest-scored (TPR `>= 1 - alpha`), `0 < alpha <= 1`;
+            /// 1 is the one-way pAUC.
+            alpha: f64 = 1.0,
+            /// The FPR bound, `0 < beta <= 1`.
+            beta: f64 = 0.3,
+            /// `omega` of `-omega (gamma^2 + c^2)` (section 7.7: `omega > 0` helps, 1 hurts one-way;
+            /// the tables' value is not given, 0.1 is ours).
+            omega: f64 = 0.1,
+            /// Step size of the scalars' projected steps.
+            lr: f64 = 0.01,
+            /// Step size of the weights' projected ascent.
+            lr_weights: f64 = 0.1,
+            /// Starting weight of every instance (section 7.7: a large one is best one-way, 1).
+            initial_weight: f64 = 1.0,
+            /// How a weight moves at each visit ([`WeightStep`]): the paper's gradient step (the
+            /// default, what the frontier tables of docs/RESULTS.md ran) or the exact ascent in `c`.
+            weight_step: WeightStep = WeightStep::Paper,
+        }
+    }
 }
 
 impl PauciConfig {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::TrainError;
+use crate::objective::TrainError;
 
 /// Upper bound `M` of the multipliers `theta_a`, `theta_b` (Remark 5).
 pub(super) const MULTIPLIER_BOUND: f64 = 1e9;
@@ -142,7 +142,8 @@ impl Selection for Softplus {
 
 /// How UPAUCI's weights move at each visit of their instance (plain SGDA; ASGDA moves them
 /// along its directions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum WeightStep {
     /// The paper's projected ascent, `c <- clip(c + lr_weights dH/dc, 0, 1)` with `dH/dc =
@@ -161,7 +162,8 @@ pub enum WeightStep {
 }
 
 /// Which way PAUCI's `gamma` moves at each step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum GammaStep {
     /// Projected ascent, `gamma <- clip(gamma + lr dL/dgamma, -1, 1)`: `gamma` is maximized in

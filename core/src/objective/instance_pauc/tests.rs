@@ -3,7 +3,7 @@
 use super::batch::{Selection, step_scalars};
 use super::*;
 use crate::math::loss::sigmoid;
-use crate::train::objective::check_fd;
+use crate::objective::check_fd;
 
 /// Three positives and four negatives.
 fn batch() -> (Vec<f64>, Vec<f64>) {
@@ -308,7 +308,7 @@ fn mnist_lt_sized_scores() -> (Vec<f64>, Vec<f64>) {
 /// 758 steps of balanced batches of 32 (two passes' worth at the run's budget) of `objective`
 /// on fixed `scores`.
 fn run_on_fixed_scores(objective: &mut dyn Objective, labels: &[f64], scores: &[f64]) {
-    use rankrisk_datasets::sampler::DualSampler;
+    use crate::sampler::DualSampler;
 
     let positive: Vec<bool> = labels.iter().map(|&y| y > 0.0).collect();
     let mut sampler = DualSampler::new(&positive, 32, 0.5, 3).unwrap();

@@ -1,27 +1,28 @@
 //! The naive mini-batch pAUC method (Kar et al. 2014), a deep baseline of the pAUC paper's
 //! Tables 2-3, as an [`Objective`]: the pAUC surrogate (eq. 3) of each mini-batch on its own.
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, no_state, stateless_value,
+use crate::objective::{
+    BatchGradient, Objective, Provenance, State, TrainError, check_batch, no_state, stateless_value,
 };
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
+use crate::pauc::objective::{PairLoss, objective_and_score_grad};
 
-/// Settings of [`MiniBatchPauc`]: the FPR range `[alpha, beta]` of eq. (3) of the pAUC paper
-/// and its pairwise surrogate. LibAUC has no such method.
-#[derive(Config, Debug)]
-pub struct MiniBatchPaucConfig {
-    /// FPR range start alpha, `0 <= alpha < beta`.
-    pub alpha: f64,
-    /// FPR range end beta, `beta <= 1`.
-    pub beta: f64,
-    /// Pairwise surrogate (default logistic, the run driver's).
-    #[config(default = "PairLoss::Logistic")]
-    pub loss: PairLoss,
+config! {
+    /// Settings of [`MiniBatchPauc`]: the FPR range `[alpha, beta]` of eq. (3) of the pAUC paper
+    /// and its pairwise surrogate. LibAUC has no such method.
+    pub struct MiniBatchPaucConfig {
+        required {
+            /// FPR range start alpha, `0 <= alpha < beta`.
+            alpha: f64,
+            /// FPR range end beta, `beta <= 1`.
+            beta: f64,
+        }
+        defaults {
+            /// Pairwise surrogate (default logistic, the run driver's).
+            loss: PairLoss = PairLoss::Logistic,
+        }
+    }
 }
 
 impl MiniBatchPaucConfig {
@@ -121,7 +122,7 @@ impl Objective for MiniBatchPauc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::objective::check_fd;
+    use crate::objective::check_fd;
 
     #[test]
     fn minibatch_pauc_gradients_match_finite_differences() {

@@ -2,44 +2,40 @@
 //! [`Objective`]: the AUC min-max margin loss, whose scalars `a`, `b` and `alpha` live here on
 //! the CPU and follow PESG's updates (descent for `a`, `b` with the proximal pull towards the
 //! epoch's reference, projected ascent for `alpha`); the model's part of PESG is plain SGD on
-//! the bridge's gradient plus [`AucM::device_terms`].
+//! the score gradient plus [`AucM::parameter_terms`], which a face adds on its
+//! device.
 
-use burn::config::Config;
-use burn::module::Module;
-use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::math::loss::sigmoid;
-use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, training_positives,
-    unknown_state,
+use crate::objective::{
+    BatchGradient, Objective, ParameterTerms, Provenance, State, TrainError, check_batch,
+    evaluation_batch, training_positives, unknown_state,
 };
-use crate::train::params::{Snapshot, squared_distance, squared_norm};
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
 
-/// Settings of [`AucM`] (Yuan et al. 2021, the AUC-M loss trained by PESG); the defaults are
-/// LibAUC 2.0.1's `AUCMLoss` and `PESG`.
-#[derive(Config, Debug)]
-pub struct AucMConfig {
-    /// Share of positives `p` in the samples the loss averages over (LibAUC's `imratio`);
-    /// `None` takes the training labels' share. With a class-balancing sampler give the
-    /// sampler's share.
-    pub imratio: Option<f64>,
-    /// Margin `m` (LibAUC's default 1.0).
-    #[config(default = 1.0)]
-    pub margin: f64,
-    /// PESG step size of `a`, `b`, `alpha` (LibAUC's default 0.1; the model's optimizer must
-    /// use the same).
-    #[config(default = 0.1)]
-    pub lr: f64,
-    /// PESG's gamma, the proximal pull `1/gamma (x - x_ref)` (LibAUC's `epoch_decay` 2e-3,
-    /// that is gamma = 500; the paper tunes it in {100, 500, 1000}).
-    #[config(default = 500.0)]
-    pub gamma: f64,
-    /// Weight decay of the model parameters (LibAUC's default 1e-5).
-    #[config(default = 1e-5)]
-    pub weight_decay: f64,
+config! {
+    /// Settings of [`AucM`] (Yuan et al. 2021, the AUC-M loss trained by PESG); the defaults are
+    /// LibAUC 2.0.1's `AUCMLoss` and `PESG`.
+    pub struct AucMConfig {
+        required {
+        }
+        defaults {
+            /// Share of positives `p` in the samples the loss averages over (LibAUC's `imratio`);
+            /// `None` takes the training labels' share. With a class-balancing sampler give the
+            /// sampler's share.
+            imratio: Option<f64> = None,
+            /// Margin `m` (LibAUC's default 1.0).
+            margin: f64 = 1.0,
+            /// PESG step size of `a`, `b`, `alpha` (LibAUC's default 0.1; the model's optimizer must
+            /// use the same).
+            lr: f64 = 0.1,
+            /// PESG's gamma, the proximal pull `1/gamma (x - x_ref)` (LibAUC's `epoch_decay` 2e-3,
+            /// that is gamma = 500; the paper tunes it in {100, 500, 1000}).
+            gamma: f64 = 500.0,
+            /// Weight decay of the model parameters (LibAUC's default 1e-5).
+            weight_decay: f64 = 1e-5,
+        }
+    }
 }
 
 impl AucMConfig {
@@ -129,22 +125,20 @@ pub struct AucM {
 
 impl AucM {
     /// PESG's epoch decay: divide the step size by `factor` and make the current point the
-    /// new reference (take a new model [`Snapshot`] too).
+    /// new reference (a face takes a new snapshot of the model's parameters too).
     pub fn decay(&mut self, factor: f64) {
         self.lr /= factor;
         self.a_ref = self.a;
         self.b_ref = self.b;
     }
 
-    /// The model's share of PESG's regularization on the device:
-    /// `weight_decay/2 ||w||^2 + 1/(2 gamma) ||w - w_ref||^2` (`reference` = `w_ref`).
-    pub fn device_terms<M: Module>(&self, model: &M, reference: &Snapshot) -> Option<Tensor<1>> {
-        let prox = squared_distance(model, reference).map(|t| t.mul_scalar(0.5 / self.gamma));
-        match (self.weight_decay > 0.0, prox) {
-            (true, Some(p)) => {
-                squared_norm(model).map(|n| n.mul_scalar(0.5 * self.weight_decay) + p)
-            }
-            (_, p) => p,
+    /// PESG's terms over the model's parameters `w`,
+    /// `weight_decay/2 ||w||^2 + 1/(2 gamma) ||w - w_ref||^2` (`w_ref` the snapshot taken at
+    /// the last [`AucM::decay`]), which a face builds on its device.
+    pub fn parameter_terms(&self) -> ParameterTerms {
+        ParameterTerms {
+            norm: 0.5 * self.weight_decay,
+            distance: 0.5 / self.gamma,
         }
     }
 }
@@ -255,7 +249,7 @@ impl Objective for AucM {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::objective::check_fd;
+    use crate::objective::check_fd;
 
     #[test]
     fn aucm_gradients_match_finite_differences() {

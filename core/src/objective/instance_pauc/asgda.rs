@@ -1,40 +1,38 @@
 //! ASGDA, the paper's solver (its Algorithm 1), on PAUCI's and UPAUCI's side: the settings,
 //! the batch gradient without a step, the convex-combination move and the momentum-corrected
 //! directions of the scalars and weights (the network's direction is
-//! [`StormDirection`](crate::train::storm::StormDirection)).
+//! rankrisk's `StormDirection`).
 
-use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
 use super::batch::{GammaStep, Scalars, Softplus, Step, Weights, evaluate, f32s, step_scalars};
 use super::{Pauci, Upauci};
-use crate::train::objective::{BatchGradient, Objective, TrainError, check_batch};
+use crate::objective::{BatchGradient, Objective, TrainError, check_batch};
 
-/// ASGDA's settings (the paper's Algorithm 1, after Huang et al., JMLR 2022): the step
-/// `eta_t = k / (m + t)^(1/3)`, the descent and ascent sizes `nu` and `lambda`, and the
-/// momentum corrections `rho_t = iota_1 eta_t^2`, `xi_t = iota_2 eta_t^2`. The defaults are the
-/// released PAUCI code's for most of its data sets (`train/params.json`: `k = 1`, `m = 1000`,
-/// `nu = lambda = 0.035`, `c1 = c2 = 3`; the paper tunes `m` in [10, 100]).
-#[derive(Config, Debug)]
-pub struct AsgdaConfig {
-    /// `k` of `eta_t`.
-    #[config(default = 1.0)]
-    pub k: f64,
-    /// `m` of `eta_t`.
-    #[config(default = 1000.0)]
-    pub m: f64,
-    /// `nu`, the descent size of the minimized block (the network and the scalars).
-    #[config(default = 0.035)]
-    pub nu: f64,
-    /// `lambda`, the ascent size of `gamma` and the weights.
-    #[config(default = 0.035)]
-    pub lambda: f64,
-    /// `iota_1` of `rho_t`.
-    #[config(default = 3.0)]
-    pub iota_1: f64,
-    /// `iota_2` of `xi_t`.
-    #[config(default = 3.0)]
-    pub iota_2: f64,
+config! {
+    /// ASGDA's settings (the paper's Algorithm 1, after Huang et al., JMLR 2022): the step
+    /// `eta_t = k / (m + t)^(1/3)`, the descent and ascent sizes `nu` and `lambda`, and the
+    /// momentum corrections `rho_t = iota_1 eta_t^2`, `xi_t = iota_2 eta_t^2`. The defaults are the
+    /// released PAUCI code's for most of its data sets (`train/params.json`: `k = 1`, `m = 1000`,
+    /// `nu = lambda = 0.035`, `c1 = c2 = 3`; the paper tunes `m` in [10, 100]).
+    pub struct AsgdaConfig {
+        required {
+        }
+        defaults {
+            /// `k` of `eta_t`.
+            k: f64 = 1.0,
+            /// `m` of `eta_t`.
+            m: f64 = 1000.0,
+            /// `nu`, the descent size of the minimized block (the network and the scalars).
+            nu: f64 = 0.035,
+            /// `lambda`, the ascent size of `gamma` and the weights.
+            lambda: f64 = 0.035,
+            /// `iota_1` of `rho_t`.
+            iota_1: f64 = 3.0,
+            /// `iota_2` of `xi_t`.
+            iota_2: f64 = 3.0,
+        }
+    }
 }
 
 impl AsgdaConfig {
@@ -146,7 +144,7 @@ impl Directions {
 /// gradient at the current point ([`InstanceWise::gradients`], no step), moves by
 /// [`InstanceWise::asgda_move`], evaluates the same batch at the new point and corrects the
 /// directions ([`InstanceWise::correct_directions`]); the network's part is
-/// [`StormDirection`](crate::train::storm::StormDirection).
+/// rankrisk's `StormDirection`.
 pub trait InstanceWise: Objective {
     /// The loss, `dL/ds` and the gradient in the scalars and weights at the current point,
     /// nothing changed.

@@ -1,4 +1,4 @@
-//! Algorithm 1 of the rank-based paper for any Burn model `h_w`: the splitting variable
+//! Algorithm 1 of the rank-based paper for any model `h_w` (a Burn module in rankrisk): the splitting variable
 //! `z_i` and multiplier `lambda_i` of every training sample live on the CPU, with
 //! `u_i = -y_i h_w(x_i)` (so `u = D w` for the linear model). One outer iteration:
 //!
@@ -8,14 +8,11 @@
 //! 4. the w-step, inexact: mini-batch steps of a Burn optimizer on
 //!    `rho/2 ||z - u(w) + lambda/rho||^2 + g(w) + r/2 ||w - w_k||^2`, whose gradient in the
 //!    score of sample i is `rho y_i (z_i - u_i + lambda_i / rho)` ([`DeepAdmm`] as an
-//!    [`Objective`]); `g(w) = mu/2 ||w||^2` and the proximal term are built on the device by
-//!    [`DeepAdmm::device_terms`].
+//!    [`Objective`]); `g(w) = mu/2 ||w||^2` and the proximal term are a face's, built on its
+//!    device from [`DeepAdmm::parameter_terms`].
 //!
 //! The exact linear solver ([`crate::admm::linear`]) is the reference it is tested against.
 
-use burn::config::Config;
-use burn::module::Module;
-use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use crate::admm::AdmmError;
@@ -23,31 +20,31 @@ use crate::admm::schedule::{Progress, RhoSchedule};
 use crate::math::loss::Loss;
 use crate::math::pava::Pava;
 use crate::math::weights::{Sigma, Weights};
-use crate::train::objective::{
-    BatchGradient, Objective, TrainError, check_batch, evaluation_batch, unknown_state,
+use crate::objective::{
+    BatchGradient, Objective, ParameterTerms, Provenance, State, TrainError, check_batch,
+    evaluation_batch, unknown_state,
 };
-use crate::train::params::{Snapshot, squared_distance, squared_norm};
-use crate::train::provenance::Provenance;
-use crate::train::state_record::State;
 
-/// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
-/// w-step by mini-batch steps of a Burn optimizer): the rank-based loss of eq. (1) with
-/// `g(w) = mu/2 ||w||^2`. LibAUC has no such method.
-#[derive(Config, Debug)]
-pub struct DeepAdmmConfig {
-    /// Weights `sigma` of the rank-based loss (eq. 1).
-    pub weights: Weights,
-    /// Individual loss `l` (default logistic).
-    #[config(default = "Loss::Logistic")]
-    pub loss: Loss,
-    /// Penalty schedule; `None` picks [`RhoSchedule::default_for`].
-    pub rho: Option<RhoSchedule>,
-    /// `mu` of `g(w) = mu/2 ||w||^2` over every parameter (default 0: none).
-    #[config(default = 0.0)]
-    pub l2: f64,
-    /// Proximal weight `r` of the w-step (default 0: no term).
-    #[config(default = 0.0)]
-    pub r: f64,
+config! {
+    /// Settings of the deep rank-based ADMM (Algorithm 1 of the rank-based paper with the
+    /// w-step by mini-batch steps of the model's optimizer): the rank-based loss of eq. (1) with
+    /// `g(w) = mu/2 ||w||^2`. LibAUC has no such method.
+    pub struct DeepAdmmConfig {
+        required {
+            /// Weights `sigma` of the rank-based loss (eq. 1).
+            weights: Weights,
+        }
+        defaults {
+            /// Individual loss `l` (default logistic).
+            loss: Loss = Loss::Logistic,
+            /// Penalty schedule; `None` picks [`RhoSchedule::default_for`].
+            rho: Option<RhoSchedule> = None,
+            /// `mu` of `g(w) = mu/2 ||w||^2` over every parameter (default 0: none).
+            l2: f64 = 0.0,
+            /// Proximal weight `r` of the w-step (default 0: no term).
+            r: f64 = 0.0,
+        }
+    }
 }
 
 /// The CPU state of the deep ADMM: what a checkpoint must hold to resume without loss.
@@ -243,23 +240,14 @@ impl DeepAdmm {
         })
     }
 
-    /// The device part of the w-step loss, `mu/2 ||w||^2 + r/2 ||w - w_k||^2` (`snapshot` is
-    /// `w_k`, taken after [`DeepAdmm::outer_step`]); `None` when both weights are 0.
-    pub fn device_terms<M: Module>(&self, model: &M, snapshot: &Snapshot) -> Option<Tensor<1>> {
-        let mut out: Option<Tensor<1>> = None;
-        if self.cfg.l2 > 0.0 {
-            out = squared_norm(model).map(|t| t.mul_scalar(0.5 * self.cfg.l2));
+    /// The w-step's terms over the model's parameters, `mu/2 ||w||^2 + r/2 ||w - w_k||^2`
+    /// (`w_k` the snapshot taken after [`DeepAdmm::outer_step`]), which a face builds on its
+    /// device.
+    pub fn parameter_terms(&self) -> ParameterTerms {
+        ParameterTerms {
+            norm: 0.5 * self.cfg.l2,
+            distance: 0.5 * self.cfg.r,
         }
-        if self.cfg.r > 0.0
-            && let Some(t) = squared_distance(model, snapshot)
-        {
-            let t = t.mul_scalar(0.5 * self.cfg.r);
-            out = Some(match out {
-                Some(o) => o + t,
-                None => t,
-            });
-        }
-        out
     }
 }
 
