@@ -82,7 +82,8 @@ pub use bridge::{scores_to_cpu, surrogate};
 pub mod prelude {
     pub use crate::backend::{BackendKind, autodiff_device, device};
     pub use crate::bridge::scores_to_cpu;
-    pub use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
+    pub use crate::pauc::agd::AgdSbcdConfig;
+    pub use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdInit};
     pub use crate::train::learner::{LearnerBatch, ObjectiveModel, RankingMetric, ScoreOutput};
     pub use crate::train::{
         AucM, AucMConfig, BurnObjective, DeepAdmm, DeepAdmmConfig, DeviceTerms, Erm, ErmConfig,

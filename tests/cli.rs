@@ -785,7 +785,7 @@ mod train_config {
         // Defaults filled in, the method's learning rate resolved.
         assert_eq!(sbcd.training.t_scale, 50);
         assert_eq!(sbcd.training.batch, 32);
-        // AGD-SBCD resolves to DeepSbcdConfig's default c.
+        // AGD-SBCD resolves to AgdSbcdConfig's default c.
         assert_eq!(sbcd.training.lr, Some(0.1));
         assert!(sbcd.training.backend.backend.is_some());
     }

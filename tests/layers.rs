@@ -28,7 +28,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// The core crate's layers, lowest first.
 const CORE_LAYERS: &[&[&str]] = &[
-    &["math", "sampler"],
+    &["math", "sampler", "config"],
     &["metrics"],
     &["admm", "pauc", "pdprox"],
     &["objective"],

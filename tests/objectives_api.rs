@@ -11,7 +11,8 @@ use burn::store::ModuleRecord;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
-use rankrisk::train::deep_sbcd::DeepSbcdConfig;
+use rankrisk::pauc::agd::AgdSbcdConfig;
+use rankrisk::train::deep_sbcd::DeepSbcdInit;
 use rankrisk::train::{
     AucMConfig, BurnObjective, DeepAdmmConfig, ErmConfig, MiniBatchPaucConfig, Objective,
     PauciConfig, SopaConfig, SopaSConfig, SotaSConfig, StacoConfig, TrainError, UpauciConfig,
@@ -378,12 +379,12 @@ fn configs_round_trip_as_json_and_default_to_libauc() {
     let mb = MiniBatchPaucConfig::new(0.05, 0.5);
     let back = MiniBatchPaucConfig::load_binary(mb.to_string().as_bytes()).unwrap();
     assert_eq!(back.to_string(), mb.to_string());
-    let sbcd = DeepSbcdConfig::new(0.1, 0.3).with_c_dual(Some(0.5));
-    let back = DeepSbcdConfig::load_binary(sbcd.to_string().as_bytes()).unwrap();
-    assert_eq!(back.agd(), sbcd.agd());
+    let sbcd = AgdSbcdConfig::new(0.1, 0.3).with_c_dual(Some(0.5));
+    let back = AgdSbcdConfig::load_binary(sbcd.to_string().as_bytes()).unwrap();
+    assert_eq!(back, sbcd);
     // Section 6.1's deep settings: I = J = 16, T_k = 50 (k+1)^2, mu and gamma scales 1e3,
     // c = 0.1, 30 batch-norm refresh passes.
-    let c = DeepSbcdConfig::new(0.05, 0.5);
+    let c = AgdSbcdConfig::new(0.05, 0.5);
     assert_eq!(
         (
             c.i,
@@ -444,7 +445,7 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
     let labels: Vec<f64> = (0..40)
         .map(|i| if i % 3 == 0 { 1.0 } else { 0.0 })
         .collect();
-    let cfg = DeepSbcdConfig::new(0.05, 0.5)
+    let cfg = AgdSbcdConfig::new(0.05, 0.5)
         .with_i(4)
         .with_j(4)
         .with_seed(2);

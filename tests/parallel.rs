@@ -255,11 +255,12 @@ fn a_remote_device_on_loopback_trains_like_one_device() {
 /// `G_v` are summed for update (14); two outer iterations end at the one-device iterates.
 #[test]
 fn data_parallel_agd_sbcd_matches_one_device() {
-    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::deep_sbcd::DeepSbcdInit;
 
     let src = source();
     let labels = src.labels();
-    let cfg = DeepSbcdConfig::new(0.05, 0.5)
+    let cfg = AgdSbcdConfig::new(0.05, 0.5)
         .with_t_scale(2)
         .with_i(4)
         .with_j(6)

@@ -196,26 +196,27 @@ fn bad_batches_are_errors() {
     assert!(erm.batch_gradient(&[], &[], &[]).is_err());
     assert!(erm.batch_gradient(&[f64::INFINITY], &[1.0], &[0]).is_err());
     // SBCD needs both classes, enough of each for a block, and a valid FPR range.
-    use rankrisk::train::deep_sbcd::{DeepSbcd, DeepSbcdConfig};
-    let started = |cfg: DeepSbcdConfig, y: &[f64], s: &[f64]| -> Result<DeepSbcd, TrainError> {
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::deep_sbcd::{DeepSbcd, DeepSbcdInit};
+    let started = |cfg: AgdSbcdConfig, y: &[f64], s: &[f64]| -> Result<DeepSbcd, TrainError> {
         let mut d = cfg.init(y)?;
         d.init_duals(s)?;
         Ok(d)
     };
     let y = [-1.0; 40];
     let s = [0.0; 40];
-    let err = started(DeepSbcdConfig::new(0.05, 0.5), &y, &s).unwrap_err();
+    let err = started(AgdSbcdConfig::new(0.05, 0.5), &y, &s).unwrap_err();
     assert!(err.to_string().contains("0 positives"), "{err}");
     let mut y2 = [-1.0; 40];
     y2[..3].iter_mut().for_each(|v| *v = 1.0);
-    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y2, &s).is_err());
+    assert!(started(AgdSbcdConfig::new(0.05, 0.5), &y2, &s).is_err());
     let mut y3 = [-1.0; 40];
     y3[..20].iter_mut().for_each(|v| *v = 1.0);
-    assert!(started(DeepSbcdConfig::new(0.5, 0.05), &y3, &s).is_err());
+    assert!(started(AgdSbcdConfig::new(0.5, 0.05), &y3, &s).is_err());
     let mut bad = s;
     bad[0] = f64::NAN;
-    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y3, &bad).is_err());
-    assert!(started(DeepSbcdConfig::new(0.05, 0.5), &y3, &s).is_ok());
+    assert!(started(AgdSbcdConfig::new(0.05, 0.5), &y3, &bad).is_err());
+    assert!(started(AgdSbcdConfig::new(0.05, 0.5), &y3, &s).is_ok());
     // A state saved for another training set is refused.
     let other = DeepAdmmConfig::new(Weights::Erm)
         .with_l2(0.0)
@@ -249,7 +250,8 @@ fn shirts() -> Option<(
 #[test]
 fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
     use rankrisk::metrics::auc::pauc;
-    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
+    use rankrisk::pauc::agd::AgdSbcdConfig;
+    use rankrisk::train::deep_sbcd::DeepSbcdInit;
 
     let Some((task, batcher)) = shirts() else {
         return;
@@ -279,7 +281,7 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
         };
         let s0 = score_all(&model);
         let before = pauc(&s0, &labels, 0.05, 0.5).unwrap();
-        let mut sbcd = DeepSbcdConfig::new(0.05, 0.5)
+        let mut sbcd = AgdSbcdConfig::new(0.05, 0.5)
             .with_seed(3)
             .init(&labels)
             .unwrap();
@@ -313,9 +315,10 @@ fn deep_agd_sbcd_increases_training_pauc_on_real_images() {
 fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
     use burn::tensor::{Tensor, TensorData};
     use rankrisk::pauc::agd::AgdSbcd;
+    use rankrisk::pauc::agd::AgdSbcdConfig;
     use rankrisk::pauc::linear::{Budget, LinearModel, agd_sbcd_linear};
     use rankrisk::pauc::sbcd::PairData;
-    use rankrisk::train::deep_sbcd::DeepSbcdConfig;
+    use rankrisk::train::deep_sbcd::DeepSbcdInit;
 
     let t = australian();
     let data = PairData::new(&t.x, &t.y, t.d).unwrap();
@@ -331,7 +334,7 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         .map(|i| if i < n_pos { 1.0 } else { -1.0 })
         .collect();
     // Appendix E.2's linear settings (paper_linear) at a small scale, for both sides.
-    let deep_cfg = DeepSbcdConfig::new(0.05, 0.5)
+    let cfg = AgdSbcdConfig::new(0.05, 0.5)
         .with_t_scale(3)
         .with_i(10)
         .with_j(20)
@@ -340,7 +343,6 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         .with_gamma_scale(2.0)
         .with_seed(7)
         .with_refresh_steps(0);
-    let cfg = deep_cfg.agd();
     let outer = 3;
     for kind in kinds() {
         let device: Device = autodiff_device(kind).unwrap();
@@ -358,7 +360,7 @@ fn deep_agd_sbcd_with_the_linear_scorer_matches_the_linear_solver() {
         let all: Vec<usize> = (0..n_pos + n_neg).collect();
         let s0 = scores_to_cpu(forward(&model, &all, &device).unwrap()).unwrap();
         let one = Shards::one(device.clone());
-        let mut deep = deep_cfg.init(&labels).unwrap();
+        let mut deep = cfg.init(&labels).unwrap();
         deep.init_duals(&s0).unwrap();
         // The linear side, iteration by iteration, through the same core.
         let mut lin = LinearModel::new(&data);

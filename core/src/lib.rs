@@ -7,7 +7,9 @@
 //!
 //! 1. [`math`]: vectors, orders, spectra of the rank-based risks (sigma of eq. (1) of
 //!    papers/rank-based-loss-admm.txt), losses, regularizers (l1, l2, elastic net, MCP, SCAD),
-//!    the refined PAVA z-step; [`sampler`]: seeded, resumable samplers over sample ids;
+//!    the refined PAVA z-step; [`sampler`]: seeded, resumable samplers over sample ids; the
+//!    settings structs' `config!` macro (Burn's config style: `new`, `with_*`, JSON) and
+//!    [`ConfigError`];
 //! 2. [`metrics`]: AUC, pAUC over an FPR range, two-way pAUC, ROC curves, DeLong and
 //!    bootstrap intervals, all `O(n log n)`;
 //! 3. solvers: [`admm`] (rank-based risks by proximal ADMM, with its baselines), [`pauc`]
@@ -32,6 +34,9 @@
 //! # }
 //! ```
 
+#[macro_use]
+mod config;
+
 pub mod admm;
 pub mod math;
 pub mod metrics;
@@ -39,3 +44,5 @@ pub mod objective;
 pub mod pauc;
 pub mod pdprox;
 pub mod sampler;
+
+pub use config::ConfigError;

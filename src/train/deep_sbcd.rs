@@ -14,17 +14,16 @@
 //! [`DeepSbcd`] is the run driver's handle: the core [`AgdSbcd`] plus those refresh passes, and
 //! both candidates of Algorithm 2 per outer iteration, `w^(k+1)` and `v_bar_n^(k)` (its output),
 //! each with its own statistics, so that the driver can keep the better one by validation.
-//! What is ours and not Algorithm 2's is listed on [`AgdSbcdConfig`].
+//! What is ours and not Algorithm 2's is listed on [`AgdSbcdConfig`], whose `init`
+//! ([`DeepSbcdInit`]) builds it.
 
-use burn::config::Config;
 use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::{Device, Tensor};
 
 use crate::pauc::PaucError;
 use crate::pauc::agd::{AgdSbcd, AgdSbcdConfig, SbcdRecord, SbcdState};
-use crate::pauc::objective::{PairLoss, objective_and_score_grad};
-use crate::pauc::sbcd::DualInit;
+use crate::pauc::objective::objective_and_score_grad;
 use crate::train::objective::{TrainError, evaluation_batch, training_positives};
 use crate::train::parallel::Shards;
 use crate::train::provenance::{Provenance, record_of, state_of_record};
@@ -32,85 +31,11 @@ pub use crate::train::sbcd_model::BurnModel;
 use crate::train::sbcd_model::has_buffers;
 use crate::train::state_record::State;
 
-/// Settings of deep AGD-SBCD (pAUC paper, Algorithms 1-2) with section 6.1's settings for
-/// deep models as defaults: mini-batches of 32 (I = J = 16), `T_k = 50 (k+1)^2` SBCD steps per
-/// call, `mu = 1e3 / (N+ N-)`, `gamma = 1e3 / (N+ N-)` (tuned there in {0.1, 1, 2} x 1e3),
-/// c = 0.1 (tuned in 1e-5..1), the logistic pair loss and 30 batch-norm refresh passes. On
-/// Fashion-MNIST shirts-vs-rest with an MLP, c = 1 diverges within two outer iterations while
-/// c = 0.1 lifts the training pAUC[0.05, 0.5] from 0.35 to 0.88. The fields are those of
-/// [`AgdSbcdConfig`] (which documents what is ours and not Algorithm 2's).
-///
-/// `DeepSbcdConfig::new(alpha, beta).with_c(0.1).init(&labels)?`
-#[derive(Config, Debug)]
-pub struct DeepSbcdConfig {
-    /// FPR range start alpha (level `m = alpha N-`), `0 <= alpha < beta`.
-    pub alpha: f64,
-    /// FPR range end beta (level `n = beta N-`), `beta <= 1`.
-    pub beta: f64,
-    /// Pairwise surrogate `l` (section 6.1: logistic).
-    #[config(default = "PairLoss::Logistic")]
-    pub loss: PairLoss,
-    /// `T_k = t_scale (k+1)^2` SBCD steps per call (section 6.1: 50).
-    #[config(default = 50)]
-    pub t_scale: usize,
-    /// Step constant c: `eta = c / ((k+1) N+ N-)` (and `theta` unless `c_dual` is set).
-    #[config(default = 0.1)]
-    pub c: f64,
-    /// `theta = c_dual / ((k+1) N-)` when set; None uses `c` as Appendix E.2 does. Ours.
-    #[config(default = "None")]
-    pub c_dual: Option<f64>,
-    /// `mu = mu_scale / (N+ N-)` (section 6.1: 1e3).
-    #[config(default = 1e3)]
-    pub mu_scale: f64,
-    /// `gamma = gamma_scale / (N+ N-)` (section 6.1: 1e3).
-    #[config(default = 1e3)]
-    pub gamma_scale: f64,
-    /// Positives per step I (section 6.1: 16).
-    #[config(default = 16)]
-    pub i: usize,
-    /// Negatives per step J (section 6.1: 16).
-    #[config(default = 16)]
-    pub j: usize,
-    /// Seed of the block sampler.
-    #[config(default = 0)]
-    pub seed: u64,
-    /// How the duals start (eq. (19) at `w^(0)` by default).
-    #[config(default = "DualInit::Exact")]
-    pub dual_init: DualInit,
-    /// Re-set both levels' duals to eq. (19) before every outer iteration. Ours.
-    #[config(default = false)]
-    pub dual_refresh: bool,
-    /// The m- and n-calls of an outer iteration draw the same blocks. Ours.
-    #[config(default = false)]
-    pub common_blocks: bool,
-    /// Training-mode forward passes that re-estimate batch-norm statistics for each new
-    /// point. Ours.
-    #[config(default = 30)]
-    pub refresh_steps: usize,
-}
-
-impl DeepSbcdConfig {
-    /// The settings as the core [`AgdSbcd`] takes them (the linear solver's type).
-    pub fn agd(&self) -> AgdSbcdConfig {
-        AgdSbcdConfig {
-            alpha: self.alpha,
-            beta: self.beta,
-            loss: self.loss,
-            t_scale: self.t_scale,
-            c: self.c,
-            c_dual: self.c_dual,
-            mu_scale: self.mu_scale,
-            gamma_scale: self.gamma_scale,
-            i: self.i,
-            j: self.j,
-            seed: self.seed,
-            dual_init: self.dual_init,
-            dual_refresh: self.dual_refresh,
-            common_blocks: self.common_blocks,
-            refresh_steps: self.refresh_steps,
-        }
-    }
-
+/// Burn's `init` for [`AgdSbcdConfig`] (the core crate's, one config for the linear and the
+/// deep form; `new(alpha, beta)` gives section 6.1's deep settings): deep AGD-SBCD for a Burn
+/// model. `AgdSbcdConfig::new(alpha, beta).with_c(0.1).init(&labels)?`, with this trait in
+/// scope (`use rankrisk::prelude::*`).
+pub trait DeepSbcdInit {
     /// AGD-SBCD for a training set with `labels` (id order; +1 positive, -1 or 0 negative).
     /// The duals are zero until [`DeepSbcd::init_duals`] sets them from the initial model's
     /// scores (after [`DeepSbcd::refresh_buffers`] for a model with batch norm) or
@@ -119,9 +44,13 @@ impl DeepSbcdConfig {
     /// # Errors
     /// [`TrainError::BadLabel`] for a label outside {-1, 0, +1}; [`TrainError::Pauc`] for a bad
     /// FPR range, one class only, blocks larger than a class or non-positive scales.
-    pub fn init(&self, labels: &[f64]) -> Result<DeepSbcd, TrainError> {
+    fn init(&self, labels: &[f64]) -> Result<DeepSbcd, TrainError>;
+}
+
+impl DeepSbcdInit for AgdSbcdConfig {
+    fn init(&self, labels: &[f64]) -> Result<DeepSbcd, TrainError> {
         let provenance = Provenance::new(self, labels)?;
-        DeepSbcd::new(self.agd(), labels, provenance)
+        DeepSbcd::new(*self, labels, provenance)
     }
 }
 

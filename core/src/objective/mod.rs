@@ -6,22 +6,21 @@
 //! - [`Objective`], [`BatchGradient`], the batch checks;
 //! - [`TrainError`] (and [`BridgeError`], the faces' transfer errors);
 //! - [`provenance`]: what an objective was built from, recorded beside its state;
-//! - the objectives: [`dro_pauc`] (SOPA, SOPA-s, SOTA-s, STACO), [`instance_pauc`] (PAUCI,
+//! - the objectives: [`erm`] (ERM, the CE baseline), [`dro_pauc`] (SOPA, SOPA-s, SOTA-s, STACO), [`instance_pauc`] (PAUCI,
 //!   UPAUCI and their scalars' side of ASGDA), [`aucm`] (AUC-M with PESG's scalars),
 //!   [`mb_pauc`] (mini-batch pAUC), [`deep_admm`] (Algorithm 1 of the rank-based paper for a
 //!   deep model).
 
-#[macro_use]
-mod config;
 pub mod aucm;
 pub mod deep_admm;
 pub mod dro_pauc;
+pub mod erm;
 mod error;
 pub mod instance_pauc;
 pub mod mb_pauc;
 pub mod provenance;
 
-pub use config::ConfigError;
+pub use crate::config::ConfigError;
 pub use error::{BridgeError, TrainError};
 pub use provenance::{LabelPrint, Provenance, training_positives};
 

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::backend::{BackendError, BackendKind};
 use crate::device::remote::DeviceSpec;
+use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
-use crate::train::deep_sbcd::DeepSbcdConfig;
 use crate::train::instance_pauc::{GammaStep, WeightStep};
 use crate::train::run::defaults;
 use crate::train::run::error::RunError;
@@ -373,10 +373,10 @@ impl RunConfig {
             })
     }
 
-    /// AGD-SBCD's settings for this run: [`DeepSbcdConfig`] with this run's range, seed,
+    /// AGD-SBCD's settings for this run: [`AgdSbcdConfig`] with this run's range, seed,
     /// constants and blocks of half a batch of each class.
-    pub fn sbcd_config(&self) -> DeepSbcdConfig {
-        DeepSbcdConfig::new(self.alpha, self.beta)
+    pub fn sbcd_config(&self) -> AgdSbcdConfig {
+        AgdSbcdConfig::new(self.alpha, self.beta)
             .with_c(self.lr())
             .with_t_scale(self.t_scale)
             .with_refresh_steps(self.bn_refresh)
@@ -395,7 +395,7 @@ impl RunConfig {
     /// paper trains it), SOPA, SOPA-s, SOTA-s and STACO with Adam at LibAUC's default 1e-3
     /// (PAUCI and UPAUCI the same, their network on Adam), AUC-M
     /// and MB 0.1 (measured on Fashion-MNIST-LT with ResNet-20), AGD-SBCD
-    /// [`DeepSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image slice, 2
+    /// [`AgdSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image slice, 2
     /// passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the earlier mean
     /// start c = 1 had been the better one).
     pub fn lr(&self) -> f64 {
@@ -407,7 +407,7 @@ impl RunConfig {
             | Method::Staco
             | Method::Pauci
             | Method::Upauci => 1e-3,
-            Method::Sbcd => DeepSbcdConfig::new(0.05, 0.5).c,
+            Method::Sbcd => AgdSbcdConfig::new(0.05, 0.5).c,
             Method::Aucm | Method::Mb => 0.1,
         })
     }

@@ -13,7 +13,7 @@ use rankrisk_datasets::sampler::{BatchSampler, DualSampler, ShuffleSampler};
 use rankrisk_models::Scorer;
 use rankrisk_models::checkpoint::first_non_finite;
 
-use crate::train::deep_sbcd::DeepSbcd;
+use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdInit};
 use crate::train::objective::TrainError;
 use crate::train::run::batches::{AsgdaRun, BatchObjective, asgda_period, batch_period};
 use crate::train::run::config::{Method, RunConfig, Solver};

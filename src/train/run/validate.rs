@@ -10,7 +10,7 @@ impl RunConfig {
     /// Check every setting before any data is read or any step is taken: a budget of at least
     /// one pass, a batch of at least 2, a positive finite learning rate, `0 <= alpha < beta <=
     /// 1`, every float setting finite (whichever method reads it), and for AGD-SBCD the whole
-    /// [`DeepSbcdConfig`](crate::train::deep_sbcd::DeepSbcdConfig) under the run's keys (`c`
+    /// [`AgdSbcdConfig`](crate::pauc::agd::AgdSbcdConfig) under the run's keys (`c`
     /// is `lr`) (`rankrisk train --dry-run` runs this; the step budget, which needs the
     /// training set's size, is [`RunConfig::step_budget`]).
     ///
@@ -37,7 +37,7 @@ impl RunConfig {
             }
         }
         if self.method == Method::Sbcd {
-            self.sbcd_config().agd().validate(1).map_err(sbcd_setting)?;
+            self.sbcd_config().validate(1).map_err(sbcd_setting)?;
         }
         self.validate_objective_settings()?;
         if let Some(DeviceSpec::Remote(url)) = self.devices.first() {

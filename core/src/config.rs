@@ -72,14 +72,14 @@ macro_rules! config {
             /// Write the config's JSON to `file` (as Burn's `Config::save`).
             ///
             /// # Errors
-            /// [`ConfigError::Io`](crate::objective::ConfigError::Io) naming the file.
+            /// [`ConfigError::Io`](crate::ConfigError::Io) naming the file.
             pub fn save(
                 &self,
                 file: impl AsRef<std::path::Path>,
-            ) -> Result<(), crate::objective::ConfigError> {
+            ) -> Result<(), crate::ConfigError> {
                 let path = file.as_ref();
                 std::fs::write(path, self.to_string()).map_err(|source| {
-                    crate::objective::ConfigError::Io {
+                    crate::ConfigError::Io {
                         path: path.to_path_buf(),
                         source,
                     }
@@ -89,13 +89,13 @@ macro_rules! config {
             /// The config in the JSON file `file` (as Burn's `Config::load`).
             ///
             /// # Errors
-            /// [`ConfigError`](crate::objective::ConfigError) naming the file, or the key.
+            /// [`ConfigError`](crate::ConfigError) naming the file, or the key.
             pub fn load(
                 file: impl AsRef<std::path::Path>,
-            ) -> Result<Self, crate::objective::ConfigError> {
+            ) -> Result<Self, crate::ConfigError> {
                 let path = file.as_ref();
                 let data = std::fs::read(path).map_err(|source| {
-                    crate::objective::ConfigError::Io {
+                    crate::ConfigError::Io {
                         path: path.to_path_buf(),
                         source,
                     }
@@ -106,11 +106,11 @@ macro_rules! config {
             /// The config in JSON `data` (as Burn's `Config::load_binary`).
             ///
             /// # Errors
-            /// [`ConfigError::Format`](crate::objective::ConfigError::Format) naming the key or
+            /// [`ConfigError::Format`](crate::ConfigError::Format) naming the key or
             /// the position.
-            pub fn load_binary(data: &[u8]) -> Result<Self, crate::objective::ConfigError> {
+            pub fn load_binary(data: &[u8]) -> Result<Self, crate::ConfigError> {
                 serde_json::from_slice(data)
-                    .map_err(|e| crate::objective::ConfigError::Format(e.to_string()))
+                    .map_err(|e| crate::ConfigError::Format(e.to_string()))
             }
 
             pastey::paste! {
