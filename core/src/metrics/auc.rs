@@ -19,6 +19,8 @@
 
 use std::cmp::Ordering;
 
+use rayon::slice::ParallelSliceMut;
+
 use crate::math::order::{ascending, descending};
 
 /// Why a metric could not be computed.
@@ -336,8 +338,8 @@ pub fn pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> Result<f64
     check_range(alpha, beta)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let range = RankRange::from_fpr(alpha, beta, neg.len())?;
-    pos.sort_unstable_by(descending);
-    neg.sort_unstable_by(descending);
+    pos.par_sort_unstable_by(descending);
+    neg.par_sort_unstable_by(descending);
     Ok(normalized(credit_sum(&pos, &neg, range), pos.len(), range))
 }
 
@@ -364,7 +366,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
         .map(|&s| (s, true))
         .chain(neg.iter().map(|&s| (s, false)))
         .collect();
-    all.sort_by(|a, b| descending(&a.0, &b.0));
+    all.par_sort_by(|a, b| descending(&a.0, &b.0));
     let mut points = vec![RocPoint {
         fpr: 0.0,
         tpr: 0.0,
@@ -448,8 +450,8 @@ pub fn two_way_pauc(
     check_range(tpr_min, 1.0)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
-    pos.sort_unstable_by(ascending); // lowest-scored positives first
-    neg.sort_unstable_by(descending); // highest-scored negatives first
+    pos.par_sort_unstable_by(ascending); // lowest-scored positives first
+    neg.par_sort_unstable_by(descending); // highest-scored negatives first
     let (kp, kn) = ((1.0 - tpr_min) * np, fpr_max * nn);
     // The negatives' weights: 1 for the first `whole` ones, `frac` for the next (exact: `kn`
     // minus its integer part).

@@ -10,6 +10,8 @@
 //! [`super::conventions::libauc_two_way_pauc`]): the counts are the same integers and the
 //! floating-point steps are taken in the same order (`tests/metrics.rs` holds them to it).
 
+use rayon::slice::ParallelSliceMut;
+
 use super::auc::{CreditSum, MetricError, RankRange, checked_positives, normalized};
 use super::ci::{DeLong, try_with_capacity};
 use super::conventions::libauc_kept;
@@ -134,7 +136,8 @@ impl RankedColumn {
             };
             keyed.push((u128::from(!order_key(s)) << 32) | u128::from(slot));
         }
-        keyed.sort_unstable();
+        // On every core (rayon's pool); the order is the same on any number of threads.
+        keyed.par_sort_unstable();
         let mut order: Vec<u32> = try_with_capacity(n, "sorted scores")?;
         order.extend(keyed.iter().enumerate().map(|(k, &key)| {
             let last = keyed.get(k + 1).is_none_or(|next| next >> 32 != key >> 32);
@@ -146,6 +149,46 @@ impl RankedColumn {
             positives,
             negatives: n - positives,
         })
+    }
+
+    /// The AUC and DeLong's variance alone, in one pass over the groups: the components
+    /// [`ColumnFigures::delong`] holds, without the other figures.
+    ///
+    /// # Errors
+    /// [`MetricError::OutOfMemory`] when the components cannot be allocated.
+    pub fn delong(&self) -> Result<DeLong, MetricError> {
+        let (np, nn) = (self.positives, self.negatives);
+        let mut v10 = try_with_capacity(np, "DeLong components")?;
+        v10.resize(np, 0.0);
+        let mut v01 = try_with_capacity(nn, "DeLong components")?;
+        v01.resize(nn, 0.0);
+        let (fnn, fnp) = (nn as f64, np as f64);
+        let (mut tp, mut fp) = (0u64, 0u64);
+        let mut start = 0;
+        for (k, &e) in self.order.iter().enumerate() {
+            if e & LAST == 0 {
+                continue;
+            }
+            let group = &self.order[start..=k];
+            start = k + 1;
+            let gn = group
+                .iter()
+                .filter(|&&e| (e & !LAST) as usize >= np)
+                .count() as u64;
+            let gp = group.len() as u64 - gn;
+            let below = nn as u64 - fp - gn;
+            for &e in group {
+                let slot = (e & !LAST) as usize;
+                if slot < np {
+                    v10[slot] = (below as f64 + 0.5 * gn as f64) / fnn;
+                } else {
+                    v01[slot - np] = (tp as f64 + 0.5 * gp as f64) / fnp;
+                }
+            }
+            tp += gp;
+            fp += gn;
+        }
+        Ok(DeLong::from_components(v10, v01))
     }
 
     /// Every figure of the column in one pass over its groups.

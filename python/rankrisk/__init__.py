@@ -1,0 +1,13 @@
+"""rankrisk: rank-based risks and partial-AUC objectives, from Python.
+
+The package wraps rankrisk's Rust core (``rankrisk-core``; no deep-learning framework in it):
+
+- :mod:`rankrisk.metrics`: AUC, pAUC over an FPR range (normalized, McClish, raw), LibAUC's
+  two-way pAUC, ROC curves, DeLong intervals and the paired DeLong test, seeded stratified
+  bootstrap intervals and tests, all ``O(n log n)`` with the GIL released.
+"""
+
+from . import metrics
+from ._rankrisk import __version__
+
+__all__ = ["metrics", "__version__"]
