@@ -4,7 +4,9 @@ The package wraps rankrisk's Rust core (``rankrisk-core``; no deep-learning fram
 
 - :mod:`rankrisk.metrics`: AUC, pAUC over an FPR range (normalized, McClish, raw), LibAUC's
   two-way pAUC, ROC curves, DeLong intervals and the paired DeLong test, seeded stratified
-  bootstrap intervals and tests, all ``O(n log n)`` with the GIL released.
+  bootstrap intervals and tests, all ``O(n log n)`` with the GIL released;
+- :mod:`rankrisk.linear` (needs scikit-learn): :class:`~rankrisk.linear.RankRiskClassifier`,
+  the rank-based risks by ADMM as a scikit-learn estimator.
 """
 
 from . import metrics

@@ -7,6 +7,7 @@
 use pyo3::prelude::*;
 
 mod arrays;
+mod linear;
 mod metrics;
 
 /// The extension module.
@@ -14,5 +15,6 @@ mod metrics;
 fn _rankrisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     metrics::register(m)?;
+    linear::register(m)?;
     Ok(())
 }
