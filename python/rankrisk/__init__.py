@@ -6,7 +6,10 @@ The package wraps rankrisk's Rust core (``rankrisk-core``; no deep-learning fram
   two-way pAUC, ROC curves, DeLong intervals and the paired DeLong test, seeded stratified
   bootstrap intervals and tests, all ``O(n log n)`` with the GIL released;
 - :mod:`rankrisk.linear` (needs scikit-learn): :class:`~rankrisk.linear.RankRiskClassifier`,
-  the rank-based risks by ADMM as a scikit-learn estimator.
+  the rank-based risks by ADMM, and :class:`~rankrisk.linear.PartialAUCClassifier`, the pAUC
+  over an FPR range by AGD-SBCD, as scikit-learn estimators;
+- :mod:`rankrisk.torch` (needs torch): the per-batch objectives (SOPA, SOPA-s, SOTA-s, STACO,
+  PAUCI, UPAUCI, AUC-M) as PyTorch losses, their state in Rust, in ``state_dict``.
 """
 
 from . import metrics

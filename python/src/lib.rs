@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod arrays;
 mod linear;
 mod metrics;
+mod objectives;
 
 /// The extension module.
 #[pymodule]
@@ -16,5 +17,6 @@ fn _rankrisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     metrics::register(m)?;
     linear::register(m)?;
+    objectives::register(m)?;
     Ok(())
 }

@@ -64,11 +64,7 @@ pub enum Command {
 
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    // The CPU thread pool (rayon's, which the metrics' sorts and the CPU backends share),
-    // started before any command computes: a pool that cannot start is this error (naming
-    // RAYON_NUM_THREADS), not a panic inside a sort.
-    let pool = rankrisk::device::thread_pool::start().map_err(|e| e.to_string());
-    let result = pool.and_then(|_| match cli.command {
+    let result = match cli.command {
         Command::Info => info(),
         Command::Pava(args) => pava::run(&args),
         Command::FitLinear(args) => fits::run_fit_linear(&args),
@@ -79,7 +75,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::run(&args),
         Command::Metrics(args) => metrics::run(&args),
-    });
+    };
     match result.and_then(|()| output::finish()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

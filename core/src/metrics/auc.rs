@@ -17,9 +17,8 @@
 //! point, and each partial AUC is clamped to `[0, 1]`, which in exact arithmetic it never
 //! leaves, against the rounding of its normalization.
 
+use super::threads;
 use std::cmp::Ordering;
-
-use rayon::slice::ParallelSliceMut;
 
 use crate::math::order::{ascending, descending};
 
@@ -338,8 +337,8 @@ pub fn pauc(scores: &[f64], labels: &[f64], alpha: f64, beta: f64) -> Result<f64
     check_range(alpha, beta)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let range = RankRange::from_fpr(alpha, beta, neg.len())?;
-    pos.par_sort_unstable_by(descending);
-    neg.par_sort_unstable_by(descending);
+    threads::sort_unstable_by(&mut pos, descending);
+    threads::sort_unstable_by(&mut neg, descending);
     Ok(normalized(credit_sum(&pos, &neg, range), pos.len(), range))
 }
 
@@ -366,7 +365,7 @@ pub fn roc_curve(scores: &[f64], labels: &[f64]) -> Result<Vec<RocPoint>, Metric
         .map(|&s| (s, true))
         .chain(neg.iter().map(|&s| (s, false)))
         .collect();
-    all.par_sort_by(|a, b| descending(&a.0, &b.0));
+    threads::sort_by(&mut all, |a, b| descending(&a.0, &b.0));
     let mut points = vec![RocPoint {
         fpr: 0.0,
         tpr: 0.0,
@@ -450,8 +449,8 @@ pub fn two_way_pauc(
     check_range(tpr_min, 1.0)?;
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (np, nn) = (pos.len() as f64, neg.len() as f64);
-    pos.par_sort_unstable_by(ascending); // lowest-scored positives first
-    neg.par_sort_unstable_by(descending); // highest-scored negatives first
+    threads::sort_unstable_by(&mut pos, ascending); // lowest-scored positives first
+    threads::sort_unstable_by(&mut neg, descending); // highest-scored negatives first
     let (kp, kn) = ((1.0 - tpr_min) * np, fpr_max * nn);
     // The negatives' weights: 1 for the first `whole` ones, `frac` for the next (exact: `kn`
     // minus its integer part).

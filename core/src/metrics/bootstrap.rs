@@ -27,22 +27,11 @@ use super::ci::{
 use super::conventions::libauc_kept;
 use super::ranked::{MAX_SAMPLES, RankedColumn};
 use super::resample::{Columns, Statistics};
+pub use super::threads::bootstrap_threads;
 use super::windows::{WindowPlan, run_windows, window_plan};
 
 /// Below this many draws (`n B`) the bootstrap runs on the calling thread alone.
 const THREADED_FROM: usize = 1 << 22;
-
-/// The threads the bootstrap evaluates its resamples on: `RAYON_NUM_THREADS` when it is set to
-/// a positive number (the knob of the CPU kernels' pool), else the available parallelism;
-/// never more than the available parallelism (more threads than cores only add buffers).
-pub fn bootstrap_threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&t| t > 0)
-        .map_or(cores, |t| t.min(cores))
-}
 
 /// The replicates of a stratified bootstrap of several score columns, sorted once
 /// ([`RankedColumn`]): `pauc[c][b]` our pAUC of column `c` on resample `b`, `two_way[c][b]`

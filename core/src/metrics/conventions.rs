@@ -14,9 +14,8 @@
 //! lie in `[0, 1]` (the McClish value is clamped against the rounding of its area, the two-way
 //! value is an exact count over an exact count).
 
-use rayon::slice::ParallelSliceMut;
-
 use super::auc::{MetricError, auc, pauc_roc_area, split_checked};
+use super::threads;
 use crate::math::order::{ascending, descending};
 
 /// The McClish-standardized partial AUC over FPR `[0, beta]`:
@@ -90,8 +89,8 @@ pub fn libauc_two_way_pauc(
 ) -> Result<f64, MetricError> {
     let (mut pos, mut neg) = split_checked(scores, labels)?;
     let (kp, kn) = libauc_kept(pos.len(), neg.len(), min_tpr, max_fpr)?;
-    pos.par_sort_unstable_by(ascending);
-    neg.par_sort_unstable_by(descending);
+    threads::sort_unstable_by(&mut pos, ascending);
+    threads::sort_unstable_by(&mut neg, descending);
     let kept = &neg[..kn]; // descending: above, tied, below a positive's score
     let half_pairs: u128 = pos[..kp]
         .iter()

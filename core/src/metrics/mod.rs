@@ -17,6 +17,7 @@ pub mod conventions;
 mod draws;
 pub mod ranked;
 mod resample;
+mod threads;
 mod windows;
 
 pub use auc::{

@@ -10,11 +10,10 @@
 //! [`super::conventions::libauc_two_way_pauc`]): the counts are the same integers and the
 //! floating-point steps are taken in the same order (`tests/metrics.rs` holds them to it).
 
-use rayon::slice::ParallelSliceMut;
-
 use super::auc::{CreditSum, MetricError, RankRange, checked_positives, normalized};
 use super::ci::{DeLong, try_with_capacity};
 use super::conventions::libauc_kept;
+use super::threads;
 
 /// Marks the last sample of a group of tied scores in a sorted column.
 pub(crate) const LAST: u32 = 1 << 31;
@@ -136,8 +135,8 @@ impl RankedColumn {
             };
             keyed.push((u128::from(!order_key(s)) << 32) | u128::from(slot));
         }
-        // On every core (rayon's pool); the order is the same on any number of threads.
-        keyed.par_sort_unstable();
+        // On the metrics' pool (every core; the order is the same on any number of threads).
+        threads::sort_unstable(&mut keyed);
         let mut order: Vec<u32> = try_with_capacity(n, "sorted scores")?;
         order.extend(keyed.iter().enumerate().map(|(k, &key)| {
             let last = keyed.get(k + 1).is_none_or(|next| next >> 32 != key >> 32);

@@ -1,0 +1,63 @@
+//! The metrics' threads: how many (the bootstrap's, the sorts'), and a pool of the metrics' own
+//! for the sorts, so that a sort never starts rayon's global pool (whose size
+//! `RAYON_NUM_THREADS` sets without a bound: `rankrisk metrics` must run whatever it says, and
+//! a training program starts the global pool itself, with its own checks).
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use rayon::slice::ParallelSliceMut;
+
+/// The threads the bootstrap evaluates its resamples on: `RAYON_NUM_THREADS` when it is set to
+/// a positive number (the knob of the CPU kernels' pool), else the available parallelism;
+/// never more than the available parallelism (more threads than cores only add buffers).
+pub fn bootstrap_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&t| t > 0)
+        .map_or(cores, |t| t.min(cores))
+}
+
+/// The metrics' sorting pool: [`bootstrap_threads`] threads, started at the first large sort;
+/// `None` when it cannot start (the sorts then run on the calling thread).
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(bootstrap_threads())
+            .thread_name(|i| format!("rankrisk-metrics-sort-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Below this many elements a sort runs on the calling thread.
+const PARALLEL_FROM: usize = 1 << 16;
+
+/// `v.sort_unstable_by(compare)`, on the metrics' pool for a large `v` (the order of unequal
+/// elements is the same; equal ones may land in another order, as any unstable sort's).
+pub(crate) fn sort_unstable_by<T: Send>(
+    v: &mut [T],
+    compare: impl Fn(&T, &T) -> Ordering + Sync + Send,
+) {
+    match pool().filter(|p| v.len() >= PARALLEL_FROM && p.current_num_threads() > 1) {
+        Some(p) => p.install(|| v.par_sort_unstable_by(compare)),
+        None => v.sort_unstable_by(compare),
+    }
+}
+
+/// `v.sort_by(compare)` (stable), on the metrics' pool for a large `v`.
+pub(crate) fn sort_by<T: Send>(v: &mut [T], compare: impl Fn(&T, &T) -> Ordering + Sync + Send) {
+    match pool().filter(|p| v.len() >= PARALLEL_FROM && p.current_num_threads() > 1) {
+        Some(p) => p.install(|| v.par_sort_by(compare)),
+        None => v.sort_by(compare),
+    }
+}
+
+/// `v.sort_unstable()` of integer keys, on the metrics' pool for a large `v`.
+pub(crate) fn sort_unstable<T: Ord + Send>(v: &mut [T]) {
+    sort_unstable_by(v, T::cmp);
+}

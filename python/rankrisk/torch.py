@@ -1,0 +1,180 @@
+"""rankrisk's per-batch pAUC objectives as PyTorch losses (``torch`` is imported here only).
+
+Each loss is called as LibAUC's are, ``loss(y_pred, y_true, index)``, and keeps its per-sample
+state (thresholds, moving averages, duals, weights) in Rust on the CPU: one copy of the batch's
+scores to the host, the update, and the score gradient back to ``y_pred``'s device and dtype.
+
+- ``y_pred``: the model's **logits**, shape ``(B,)`` or ``(B, 1)``: rankrisk applies the
+  sigmoid itself (LibAUC's losses take ``torch.sigmoid(logits)``; do not pass that here);
+- ``y_true``: 0 / 1 (or -1 / +1, bool), shape as ``y_pred``;
+- ``index``: each sample's position in the training set, ``0 <= index < len(labels)``.
+
+Each loss is built from the training set's labels (id order) and its settings by keyword, with
+LibAUC 2.0.1's defaults: ``SOPA(labels, beta=0.2)``. ``state_dict()`` holds the whole state
+(``load_state_dict`` puts it back, so that a stopped run resumes bit for bit), and under
+``torch.distributed`` the batches of all ranks are gathered before the update, as LibAUC 2.0
+does: every rank runs the same update on the whole batch, and each rank's gradient is scaled
+by the world size so that DDP's average gives the one-process gradient of the concatenated
+batch.
+
+The score gradients equal LibAUC 2.0.1's step after step (SOPA, SOPA-s, SOTA-s, STACO, to
+float32 rounding: ``python/tests/test_torch.py``); the returned value is the objective's batch
+estimate (the CVaR or KL form with its thresholds or averages), which LibAUC's differs from
+after the first step: LibAUC returns the surrogate its gradient comes from.
+
+- :class:`SOPA` (LibAUC's ``pAUC_CVaR_Loss``), :class:`SOPAs` (``pAUC_DRO_Loss``),
+  :class:`SOTAs` (``tpAUC_KL_Loss``), :class:`STACO` (``tpAUC_CVaR_loss``), :class:`AUCM`
+  (``AUCMLoss``; its PESG regularization of the weights is the optimizer's), and the
+  instance-wise :class:`PAUCI` and :class:`UPAUCI` (Shao et al.).
+"""
+
+import json
+
+import numpy as np
+import torch
+
+from . import _rankrisk
+
+__all__ = ["SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM"]
+
+
+def _host(t, dtype):
+    return t.detach().reshape(-1).to("cpu", dtype).numpy()
+
+
+def _gather(t):
+    """All ranks' ``t`` concatenated (rank order) under torch.distributed, else ``t``."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return t, 0, 1
+    world = dist.get_world_size()
+    parts = [torch.empty_like(t) for _ in range(world)]
+    dist.all_gather(parts, t.contiguous())
+    return torch.cat(parts), dist.get_rank(), world
+
+
+class _Step(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, y_pred, y_true, index, objective):
+        scores = y_pred.detach().reshape(-1)
+        labels = y_true.detach().reshape(-1)
+        ids = index.detach().reshape(-1)
+        if not (len(scores) == len(labels) == len(ids)):
+            raise ValueError(
+                f"y_pred has {len(scores)} scores, y_true {len(labels)} labels, index "
+                f"{len(ids)} ids: one of each per sample is needed"
+            )
+        all_scores, rank, world = _gather(scores)
+        all_labels, _, _ = _gather(labels)
+        all_ids, _, _ = _gather(ids)
+        loss, grad = objective.batch_gradient(
+            _host(all_scores, torch.float64),
+            _host(all_labels, torch.float64),
+            _host(all_ids, torch.int64),
+        )
+        b = len(scores)
+        grad = torch.from_numpy(np.asarray(grad[rank * b : (rank + 1) * b])) * world
+        ctx.save_for_backward(grad.to(y_pred.device, y_pred.dtype).reshape(y_pred.shape))
+        return torch.tensor(loss, dtype=y_pred.dtype, device=y_pred.device)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (grad,) = ctx.saved_tensors
+        return grad * grad_output, None, None, None
+
+
+class _Objective(torch.nn.Module):
+    """A rankrisk objective as a PyTorch loss: state in Rust, in ``state_dict`` as extra state."""
+
+    _kind = ""
+    _defaults = {}
+
+    def __init__(self, labels, **settings):
+        super().__init__()
+        if isinstance(labels, torch.Tensor):
+            labels = labels.detach().reshape(-1).cpu().numpy()
+        labels = np.asarray(labels)
+        if "Lambda" in settings:  # LibAUC's name (``lambda`` is a Python keyword)
+            settings["lambda"] = settings.pop("Lambda")
+        settings = {**self._defaults, **settings}
+        self._settings = settings
+        self._objective = _rankrisk.Objective(self._kind, labels, json.dumps(settings))
+
+    def forward(self, y_pred, y_true, index):
+        """The batch's loss (a 0-d tensor on ``y_pred``'s device); its backward gives the
+        objective's score gradient. Updates the state (one step)."""
+        return _Step.apply(y_pred, y_true, index, self._objective)
+
+    @torch.no_grad()
+    def evaluate(self, y_pred, y_true):
+        """The objective's value on a batch of any data set (validation), nothing moved."""
+        return self._objective.evaluate(
+            _host(y_pred, torch.float64), _host(y_true, torch.float64)
+        )
+
+    def get_extra_state(self):
+        return {name: torch.from_numpy(v) for name, v in self._objective.state().items()}
+
+    def set_extra_state(self, state):
+        self._objective.set_state(
+            {name: np.ascontiguousarray(v.cpu().numpy(), dtype=np.float64) for name, v in state.items()}
+        )
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v!r}" for k, v in self._settings.items())
+
+
+class SOPA(_Objective):
+    """One-way pAUC over FPR [0, beta] by a CVaR of the hardest negatives (Zhu et al. 2022;
+    LibAUC's ``pAUC_CVaR_Loss``): ``beta`` (0.2), ``margin`` (1.0), ``eta`` (0.1)."""
+
+    _kind = "sopa"
+    _defaults = {"beta": 0.2}
+
+
+class SOPAs(_Objective):
+    """One-way pAUC by KL-DRO over the negatives (LibAUC's ``pAUC_DRO_Loss``): ``Lambda``
+    (1.0), ``gamma`` (0.9), ``margin`` (1.0)."""
+
+    _kind = "sopa-s"
+
+
+class SOTAs(_Objective):
+    """Two-way pAUC by KL-DRO over both classes (LibAUC's ``tpAUC_KL_Loss``): ``Lambda``
+    (1.0), ``tau`` (1.0), ``gamma_u``, ``gamma_v`` (LibAUC's ``gammas``, 0.9), ``margin``
+    (1.0)."""
+
+    _kind = "sota-s"
+
+
+class STACO(_Objective):
+    """The exact two-way pAUC (TPR >= 1 - theta_0, FPR <= theta_1) by nested CVaRs (LibAUC's
+    ``tpAUC_CVaR_loss``): ``theta_0``, ``theta_1`` (0.5), ``margin`` (0.5), ``alpha``,
+    ``beta_0``, ``beta_1`` (0.1)."""
+
+    _kind = "staco"
+
+
+class PAUCI(_Objective):
+    """The instance-wise pAUC with softplus selection (Shao et al., PAUCI), its scalars by
+    SGDA on the CPU: ``alpha``, ``beta``, ``kappa``, ``omega``, ``lr``, ``gamma_step``
+    (``"ascent"``, the paper's, or ``"descent"``, the released code's)."""
+
+    _kind = "pauci"
+
+
+class UPAUCI(_Objective):
+    """The instance-wise pAUC with one selection weight per negative (UPAUCI), the weights and
+    scalars on the CPU: ``alpha``, ``beta``, ``omega``, ``lr``, ``lr_weights``,
+    ``initial_weight``, ``weight_step`` (``"paper"`` or ``"exact"``)."""
+
+    _kind = "upauci"
+
+
+class AUCM(_Objective):
+    """The AUC min-max margin loss (Yuan et al. 2021; LibAUC's ``AUCMLoss``) with PESG's
+    updates of ``a``, ``b``, ``alpha`` on the CPU: ``imratio`` (None: the labels' share),
+    ``margin`` (1.0), ``lr`` (0.1, the model's optimizer should use the same), ``gamma``
+    (500), ``weight_decay``; the weights' PESG terms are the optimizer's."""
+
+    _kind = "aucm"

@@ -1,0 +1,206 @@
+"""rankrisk.torch: the losses' gradients, resume from state_dict, torch.distributed, LibAUC."""
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+from rankrisk import torch as rt  # noqa: E402
+
+N, D = 60, 4
+LOSSES = [
+    (rt.SOPA, {"beta": 0.3}),
+    (rt.SOPAs, {}),
+    (rt.SOTAs, {}),
+    (rt.STACO, {}),
+    (rt.PAUCI, {}),
+    (rt.UPAUCI, {"weight_step": "exact"}),
+    (rt.AUCM, {}),
+]
+
+
+def dataset(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    labels = (torch.arange(N) % 4 == 0).long()  # 15 positives
+    x = torch.randn(N, D, generator=g) + labels[:, None].float()
+    return x, labels
+
+
+def batches(steps, seed=1, size=16):
+    """Index batches with both classes: 4 positives and 12 negatives each."""
+    rng = np.random.default_rng(seed)
+    pos, neg = np.arange(0, N, 4), np.setdiff1d(np.arange(N), np.arange(0, N, 4))
+    return [
+        torch.from_numpy(np.concatenate([rng.choice(pos, 4, replace=False),
+                                         rng.choice(neg, size - 4, replace=False)]))
+        for _ in range(steps)
+    ]
+
+
+@pytest.mark.parametrize("loss_cls, settings", LOSSES)
+def test_the_backward_gives_the_objectives_gradient(loss_cls, settings):
+    x, labels = dataset()
+    loss = loss_cls(labels, **settings)
+    twin = loss_cls(labels, **settings)._objective  # the same objective, stepped by hand
+    for ids in batches(3):
+        logits = (x[ids] @ torch.ones(D) * 0.7).requires_grad_()
+        value = loss(logits, labels[ids], ids)
+        value.backward()
+        expected_loss, expected_grad = twin.batch_gradient(
+            logits.detach().double().numpy(), labels[ids].double().numpy(), ids.numpy()
+        )
+        assert value.item() == pytest.approx(expected_loss, rel=1e-6)
+        assert np.array_equal(logits.grad.numpy(), expected_grad)
+
+
+def train(loss, steps, model=None, opt=None, start=0):
+    x, labels = dataset()
+    torch.manual_seed(5)
+    model = model or torch.nn.Linear(D, 1)
+    opt = opt or torch.optim.Adam(model.parameters(), lr=0.05)
+    for ids in batches(start + steps)[start:]:
+        opt.zero_grad()
+        loss(model(x[ids]).squeeze(1), labels[ids], ids).backward()
+        opt.step()
+    return model, opt
+
+
+@pytest.mark.parametrize("loss_cls, settings", LOSSES)
+def test_a_stopped_run_resumes_bit_for_bit(loss_cls, settings, tmp_path):
+    _, labels = dataset()
+    whole_loss = loss_cls(labels, **settings)
+    whole, _ = train(whole_loss, 12)
+    first_loss = loss_cls(labels, **settings)
+    model, opt = train(first_loss, 5)
+    path = tmp_path / "checkpoint.pt"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                "loss": first_loss.state_dict()}, path)
+    saved = torch.load(path)
+    resumed_loss = loss_cls(labels, **settings)
+    resumed_loss.load_state_dict(saved["loss"])
+    model = torch.nn.Linear(D, 1)
+    model.load_state_dict(saved["model"])
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    opt.load_state_dict(saved["opt"])
+    resumed, _ = train(resumed_loss, 7, model, opt, start=5)
+    for a, b in zip(whole.parameters(), resumed.parameters()):
+        assert torch.equal(a, b)
+    for (k1, v1), (k2, v2) in zip(whole_loss._objective.state().items(),
+                                  resumed_loss._objective.state().items()):
+        assert k1 == k2 and np.array_equal(v1, v2)
+
+
+def test_bad_calls_raise_errors_that_name_them():
+    _, labels = dataset()
+    with pytest.raises(TypeError, match="no setting `bta`"):
+        rt.SOPA(labels, bta=0.2)
+    loss = rt.SOPA(labels)
+    ids = torch.arange(8)
+    with pytest.raises(ValueError, match="index\\[0\\] = 60"):
+        loss(torch.zeros(8), labels[ids], ids + N)
+    with pytest.raises(ValueError, match="not finite"):
+        loss(torch.full((8,), float("nan")), labels[ids], ids)
+    with pytest.raises(ValueError, match="one of each per sample"):
+        loss(torch.zeros(8), labels[ids][:7], ids)
+    state = loss.state_dict()
+    state["_extra_state"] = {"nope": torch.zeros(3)}
+    with pytest.raises(ValueError, match="no state `nope`"):
+        loss.load_state_dict(state)
+
+
+def _rank(rank, world, settings_path, out_path):
+    import torch.distributed as dist
+
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", os.environ["RR_PORT"]
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    x, labels = dataset()
+    torch.manual_seed(5)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(D, 1))
+    loss = rt.SOTAs(labels)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for ids in batches(4, size=16):
+        mine = ids.view(world, -1)[rank]  # each rank its share of the batch
+        opt.zero_grad()
+        loss(model(x[mine]).squeeze(1), labels[mine], mine).backward()
+        opt.step()
+    if rank == 0:
+        torch.save({"w": [p.detach() for p in model.module.parameters()],
+                    "state": {k: torch.from_numpy(v) for k, v in loss._objective.state().items()}},
+                   out_path)
+    dist.destroy_process_group()
+
+
+def test_two_gloo_processes_train_as_one_on_the_whole_batch(tmp_path):
+    if not torch.distributed.is_available():
+        pytest.skip("torch.distributed is not available")
+    import torch.multiprocessing as mp
+
+    os.environ["RR_PORT"] = str(29500 + os.getpid() % 1000)
+    out = tmp_path / "ddp.pt"
+    # Batches of 16 whose halves both hold positives: rank 0 the first 8, rank 1 the rest.
+    mp.spawn(_rank, args=(2, None, str(out)), nprocs=2, join=True)
+    ddp = torch.load(out)
+    x, labels = dataset()
+    torch.manual_seed(5)
+    model = torch.nn.Linear(D, 1)
+    loss = rt.SOTAs(labels)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for ids in batches(4, size=16):
+        opt.zero_grad()
+        loss(model(x[ids]).squeeze(1), labels[ids], ids).backward()
+        opt.step()
+    for a, b in zip(model.parameters(), ddp["w"]):
+        assert torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+    for k, v in loss._objective.state().items():
+        assert np.array_equal(v, ddp["state"][k].numpy())
+
+
+def _libauc_cases():
+    libauc = pytest.importorskip("libauc", reason="libauc is not installed (benches/peers/README.md)")
+    from libauc.losses import pAUC_CVaR_Loss, pAUC_DRO_Loss, tpAUC_KL_Loss
+    from libauc.losses.auc import tpAUC_CVaR_loss
+
+    cpu = torch.device("cpu")
+    return libauc, [
+        (rt.SOPA, {"beta": 0.3, "eta": 0.1, "margin": 1.0},
+         lambda: pAUC_CVaR_Loss(data_len=N, pos_len=N // 4, beta=0.3, eta=0.1, margin=1.0,
+                                device=cpu)),
+        (rt.SOPAs, {"Lambda": 1.0, "gamma": 0.9, "margin": 1.0},
+         lambda: pAUC_DRO_Loss(data_len=N, gamma=0.9, margin=1.0, Lambda=1.0, device=cpu)),
+        (rt.SOTAs, {"Lambda": 1.0, "tau": 1.0, "gamma_u": 0.9, "gamma_v": 0.9, "margin": 1.0},
+         lambda: tpAUC_KL_Loss(data_len=N, tau=1.0, Lambda=1.0, gammas=(0.9, 0.9), margin=1.0,
+                               device=cpu)),
+        (rt.STACO, {"theta_0": 0.5, "theta_1": 0.5, "margin": 0.5, "alpha": 0.1, "beta_0": 0.1,
+                    "beta_1": 0.1},
+         lambda: tpAUC_CVaR_loss(data_length=N, device=cpu, threshold=0.5, alpha=0.1,
+                                 beta_0=0.1, beta_1=0.1, theta_0=0.5, theta_1=0.5)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_loss_and_score_gradients_equal_libauc_2_0_1(case):
+    libauc, cases = _libauc_cases()
+    if libauc.__version__ != "2.0.1":
+        pytest.skip(f"libauc {libauc.__version__}, not 2.0.1")
+    ours_cls, settings, theirs_fn = cases[case]
+    x, labels = dataset()
+    ours, theirs = ours_cls(labels, **settings), theirs_fn()
+    g = torch.Generator().manual_seed(case)
+    # LibAUC takes sigmoid(logit), rankrisk the logit: the gradients compare in the logits.
+    # Six steps: the gradients agree at every one, so the states move alike. The values agree
+    # where the two definitions meet (SOPA's and STACO's first step, thresholds at 0): LibAUC
+    # returns the surrogate its gradient comes from, rankrisk the objective's batch estimate
+    # (the CVaR or KL form with its thresholds or averages).
+    for step, ids in enumerate(batches(6, seed=case)):
+        logit = torch.randn(len(ids), generator=g) * 1.5
+        a = logit.clone().requires_grad_()
+        b = logit.clone().requires_grad_()
+        value_ours = ours(a, labels[ids], ids)
+        value_ours.backward()
+        value_theirs = theirs(torch.sigmoid(b), labels[ids].float(), ids)
+        value_theirs.backward()
+        if step == 0 and ours_cls in (rt.SOPA, rt.STACO):
+            assert value_ours.item() == pytest.approx(value_theirs.item(), rel=1e-6)
+        scale = b.grad.abs().max().item()
+        assert (a.grad - b.grad).abs().max().item() <= 1e-6 * scale, (step, a.grad, b.grad)
