@@ -790,11 +790,11 @@ mod train_config {
         assert!(sbcd.training.backend.backend.is_some());
     }
 
-    /// UPAUCI's weight step (issue 56) as a config key and a flag, `paper` by default.
+    /// UPAUCI's weight step (issue 56) as a config key and a flag, `exact` by default.
     #[test]
     fn the_weight_step_is_a_setting() {
         let runs = parse_config(
-            "task = \"long-tailed\"\nmethod = \"upauci\"\nweight_step = \"exact\"\n",
+            "task = \"long-tailed\"\nmethod = \"upauci\"\nweight_step = \"paper\"\n",
             false,
             "c",
         )
@@ -804,16 +804,16 @@ mod train_config {
         };
         assert_eq!(
             args.training.weight_step,
-            rankrisk::train::instance_pauc::WeightStep::Exact
+            rankrisk::train::instance_pauc::WeightStep::Paper
         );
-        assert!(to_toml(&runs).unwrap().contains("weight_step = \"exact\""));
+        assert!(to_toml(&runs).unwrap().contains("weight_step = \"paper\""));
         let runs = parse_config("task = \"long-tailed\"\n", false, "d").unwrap();
         let Run::LongTailed(args) = &runs[0] else {
             panic!("{runs:?}");
         };
         assert_eq!(
             args.training.weight_step,
-            rankrisk::train::instance_pauc::WeightStep::Paper
+            rankrisk::train::instance_pauc::WeightStep::Exact
         );
         let e = parse_config(
             "task = \"long-tailed\"\nweight_step = \"newton\"\n",

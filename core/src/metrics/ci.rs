@@ -24,7 +24,6 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::auc::{MetricError, split_checked};
-use super::ranked::RankedColumn;
 use crate::math::order::ascending;
 
 /// An estimate with a two-sided confidence interval.
@@ -140,16 +139,6 @@ pub struct DeLong {
 }
 
 impl DeLong {
-    /// The AUC of `scores` against `labels` (> 0 positive) and its DeLong variance.
-    ///
-    /// # Errors
-    /// [`MetricError`] for mismatched lengths, non-finite scores or a missing class.
-    pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
-        // One integer sort and one pass over the tied groups (the components by binary
-        // searches, `components` in the tests, took 11 s on 10^7 scores: cache misses).
-        RankedColumn::new(scores, labels)?.delong()
-    }
-
     /// The AUC and its variance from DeLong's structural components: `V10` per positive and
     /// `V01` per negative, each class in index order (the AUC is the mean of `V10`, summed in
     /// that order).

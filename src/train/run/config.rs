@@ -254,10 +254,11 @@ pub struct RunConfig {
     #[arg(long, default_value_t = defaults::weights_lr(), value_parser = finite_f64)]
     #[serde(default = "defaults::weights_lr")]
     pub weights_lr: f64,
-    /// UPAUCI: how a weight moves at each visit: `paper` (the paper's gradient step, scaled
-    /// by the batch, which a run of two passes barely moves) or `exact` (each visited weight
-    /// set to its maximizer before the scalars' step; it selects within that budget).
-    #[arg(long, value_enum, default_value = "paper")]
+    /// UPAUCI: how a weight moves at each visit: `exact` (the default: each visited weight
+    /// set to its maximizer before the scalars' step; it selects within a run's budget) or
+    /// `paper` (the paper's gradient step, scaled by the batch, which a run of two passes
+    /// barely moves).
+    #[arg(long, value_enum, default_value = "exact")]
     #[serde(default)]
     pub weight_step: WeightStep,
     /// PAUCI: which way `gamma` moves: `ascent` (the paper's eq. (12) maximizes it) or

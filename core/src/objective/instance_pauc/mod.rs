@@ -113,9 +113,10 @@ config! {
             lr_weights: f64 = 0.1,
             /// Starting weight of every instance (section 7.7: a large one is best one-way, 1).
             initial_weight: f64 = 1.0,
-            /// How a weight moves at each visit ([`WeightStep`]): the paper's gradient step (the
-            /// default, what the frontier tables of docs/RESULTS.md ran) or the exact ascent in `c`.
-            weight_step: WeightStep = WeightStep::Paper,
+            /// How a weight moves at each visit ([`WeightStep`]): the exact ascent in `c` (the
+            /// default, chosen on validation, issue 56) or the paper's gradient step (what the
+            /// frontier tables of docs/RESULTS.md before issue 56 ran).
+            weight_step: WeightStep = WeightStep::Exact,
         }
     }
 }
