@@ -9,7 +9,10 @@ gradient, and times the loss's forward and backward: ours on the logits (the sta
 one copy to the host and the gradient back), LibAUC's on their sigmoid (its state in torch
 tensors). Steps alternate between the two sides; the table gives the median and the 90th
 percentile in microseconds and the ratio of the medians. Both sides see the same batches, and
-the script checks that their score gradients agree (as python/tests/test_torch.py does).
+the script checks that their score gradients agree (relative L2 difference at most 1e-3:
+LibAUC computes the pair losses in float32, ours in float64, so on a million pairs a few fall
+on the other side of a threshold; python/tests/test_torch.py compares small batches entry by
+entry).
 """
 
 import argparse
@@ -73,14 +76,16 @@ def main():
                 dt = time.perf_counter() - t
                 if step >= 10:  # warm-up
                     (t_ours if side == 0 else t_theirs).append(dt * 1e6)
-            worst = max(worst, (a.grad - b.grad).abs().max().item()
-                        / (b.grad.abs().max().item() + 1e-30))
-        if worst > 1e-5:
+            # Relative L2: LibAUC's float32 pair losses put a few pairs on the other side of a
+            # threshold than our f64 ones on a batch of a million pairs (each such flip moves
+            # single entries), so the entries are not compared one by one here.
+            worst = max(worst, ((a.grad - b.grad).norm() / (b.grad.norm() + 1e-30)).item())
+        if worst > 1e-3:
             raise SystemExit(f"{name}: the score gradients differ (relative {worst:.2e})")
         q = lambda v, p: sorted(v)[int(p * (len(v) - 1))]  # noqa: E731
         rows.append((name, statistics.median(t_ours), q(t_ours, 0.9),
                      statistics.median(t_theirs), q(t_theirs, 0.9)))
-        print(f"{name} done (largest relative gradient difference {worst:.1e})", flush=True)
+        print(f"{name} done (largest relative L2 gradient difference {worst:.1e})", flush=True)
     print()
     print(f"| loss (batch {args.batch}) | rankrisk median us | p90 | LibAUC median us | p90 | ratio |")
     print("|---|---|---|---|---|---|")
