@@ -26,10 +26,15 @@ impl Floats<'_> {
     }
 }
 
-/// The array `obj` (the argument `name`) as a 1-D numpy array: its dtype's name.
-fn one_dimensional<'a, 'py>(
+/// The array `obj` (the argument `name`) as a numpy array of `ndim` dimensions.
+///
+/// # Errors
+/// `TypeError` for something other than a numpy array, `ValueError` for another number of
+/// dimensions, each naming the argument.
+pub fn with_ndim<'a, 'py>(
     obj: &'a Bound<'py, PyAny>,
     name: &str,
+    ndim: usize,
 ) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
     let array = obj.cast::<PyUntypedArray>().map_err(|_| {
         let kind = obj
@@ -38,16 +43,25 @@ fn one_dimensional<'a, 'py>(
             .map(|n| n.to_string())
             .unwrap_or_else(|_| "?".into());
         PyTypeError::new_err(format!(
-            "{name}: a 1-D numpy array is needed, got a {kind} (numpy.asarray converts a list)"
+            "{name}: a {ndim}-D numpy array is needed, got a {kind} (numpy.asarray converts a \
+             list)"
         ))
     })?;
-    if array.ndim() != 1 {
+    if array.ndim() != ndim {
         return Err(PyValueError::new_err(format!(
-            "{name}: a 1-D array is needed, got shape {:?}",
+            "{name}: a {ndim}-D array is needed, got shape {:?}",
             array.shape()
         )));
     }
     Ok(array)
+}
+
+/// The array `obj` (the argument `name`) as a 1-D numpy array.
+fn one_dimensional<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
+    with_ndim(obj, name, 1)
 }
 
 /// Convert a numeric 1-D array of element type `T` to `f64`.

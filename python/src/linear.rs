@@ -4,7 +4,7 @@
 //! AGD-SBCD and the pAUC paper's baselines (`rankrisk_core::pauc`, the solvers of `rankrisk
 //! fit-pauc`). The Python module `rankrisk.linear` wraps them as scikit-learn estimators.
 
-use numpy::{PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -19,7 +19,7 @@ use rankrisk_core::pauc::linear::{Budget, agd_sbcd_linear};
 use rankrisk_core::pauc::objective::PairLoss;
 use rankrisk_core::pauc::sbcd::{DualInit, PairData};
 
-use crate::arrays::labels;
+use crate::arrays::{labels, with_ndim};
 
 /// A setting given as text (`objective="cvar:q=0.8"`), parsed as the command line parses it.
 fn parse<T: std::str::FromStr>(name: &str, text: &str) -> PyResult<T>
@@ -32,15 +32,7 @@ where
 
 /// A C-contiguous 2-D float64 array `x` (the argument `name`).
 fn features<'py>(x: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray2<'py, f64>> {
-    let array = x.cast::<PyUntypedArray>().map_err(|_| {
-        PyTypeError::new_err(format!("{name}: a 2-D float64 numpy array is needed"))
-    })?;
-    if array.ndim() != 2 {
-        return Err(PyValueError::new_err(format!(
-            "{name}: a 2-D array is needed, got shape {:?}",
-            array.shape()
-        )));
-    }
+    let array = with_ndim(x, name, 2)?;
     let typed: PyReadonlyArray2<'py, f64> = array.extract().map_err(|_| {
         PyTypeError::new_err(format!(
             "{name}: float64 features are needed (numpy.asarray(X, dtype=float))"

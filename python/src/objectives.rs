@@ -5,7 +5,7 @@
 //! `batch_gradient` is one step on a batch's scores, labels and ids with the GIL released;
 //! `state` / `set_state` carry the whole state as named float64 arrays.
 
-use numpy::{PyArray1, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods, ToPyArray};
+use numpy::{PyArray1, PyReadonlyArray1, ToPyArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -16,7 +16,7 @@ use rankrisk_core::objective::instance_pauc::{PauciConfig, UpauciConfig};
 use rankrisk_core::objective::mb_pauc::MiniBatchPaucConfig;
 use rankrisk_core::objective::{Objective, TrainError};
 
-use crate::arrays::{labels, scores};
+use crate::arrays::{labels, scores, with_ndim};
 
 /// A refusal of the core's objective as a `ValueError` in its own words.
 fn train_error(e: TrainError) -> PyErr {
@@ -161,15 +161,7 @@ impl PyObjective {
 
 /// Sample ids: a 1-D integer array, each below `n`.
 fn ids(index: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
-    let array = index.cast::<PyUntypedArray>().map_err(|_| {
-        PyTypeError::new_err("index: a 1-D integer numpy array of sample ids is needed")
-    })?;
-    if array.ndim() != 1 {
-        return Err(PyValueError::new_err(format!(
-            "index: a 1-D array is needed, got shape {:?}",
-            array.shape()
-        )));
-    }
+    let array = with_ndim(index, "index", 1)?;
     let values: Vec<i64> = if let Ok(a) = array.extract::<PyReadonlyArray1<'_, i64>>() {
         a.as_array().to_vec()
     } else if let Ok(a) = array.extract::<PyReadonlyArray1<'_, i32>>() {

@@ -156,6 +156,21 @@ impl RankedColumn {
     /// # Errors
     /// [`MetricError::OutOfMemory`] when the components cannot be allocated.
     pub fn delong(&self) -> Result<DeLong, MetricError> {
+        let (v10, v01) = self.components(|_, _, _, _| {})?;
+        Ok(DeLong::from_components(v10, v01))
+    }
+
+    /// DeLong's structural components, `(V10 per positive, V01 per negative)` in index order,
+    /// in one pass over the tied groups; `each(gp, gn, tp, fp)` is called on every group, in
+    /// descending order of score, with its positives and negatives and the counts of those
+    /// above it, for the figures that walk the groups too.
+    ///
+    /// # Errors
+    /// [`MetricError::OutOfMemory`] when the components cannot be allocated.
+    fn components(
+        &self,
+        mut each: impl FnMut(u64, u64, u64, u64),
+    ) -> Result<(Vec<f64>, Vec<f64>), MetricError> {
         let (np, nn) = (self.positives, self.negatives);
         let mut v10 = try_with_capacity(np, "DeLong components")?;
         v10.resize(np, 0.0);
@@ -184,10 +199,11 @@ impl RankedColumn {
                     v01[slot - np] = (tp as f64 + 0.5 * gp as f64) / fnp;
                 }
             }
+            each(gp, gn, tp, fp);
             tp += gp;
             fp += gn;
         }
-        Ok(DeLong::from_components(v10, v01))
+        Ok((v10, v01))
     }
 
     /// Every figure of the column in one pass over its groups.
@@ -201,10 +217,6 @@ impl RankedColumn {
         let range = RankRange::from_fpr(alpha, beta, nn)?;
         let kept = libauc_kept(np, nn, settings.min_tpr, settings.max_fpr)?;
         let max_fpr = settings.max_fpr;
-        let mut v10 = try_with_capacity(np, "DeLong components")?;
-        v10.resize(np, 0.0);
-        let mut v01 = try_with_capacity(nn, "DeLong components")?;
-        v01.resize(nn, 0.0);
         let mut sum = CreditSum::new(range);
         let mut full = CreditSum::new(RankRange::from_fpr(0.0, 1.0, nn)?);
         let mut two = KeptPairs::new(np, kept);
@@ -212,28 +224,7 @@ impl RankedColumn {
         // The ROC's area up to `max_fpr` as `pauc_roc_area` sums it: trapezoids between the
         // points after each group, clipped to the range.
         let mut area = 0.0;
-        let (mut tp, mut fp) = (0u64, 0u64);
-        let mut start = 0;
-        for (k, &e) in self.order.iter().enumerate() {
-            if e & LAST == 0 {
-                continue;
-            }
-            let group = &self.order[start..=k];
-            start = k + 1;
-            let gn = group
-                .iter()
-                .filter(|&&e| (e & !LAST) as usize >= np)
-                .count() as u64;
-            let gp = group.len() as u64 - gn;
-            let below = nn as u64 - fp - gn;
-            for &e in group {
-                let slot = (e & !LAST) as usize;
-                if slot < np {
-                    v10[slot] = (below as f64 + 0.5 * gn as f64) / fnn;
-                } else {
-                    v01[slot - np] = (tp as f64 + 0.5 * gp as f64) / fnp;
-                }
-            }
+        let (v10, v01) = self.components(|gp, gn, tp, fp| {
             sum.push(gp, gn);
             full.push(gp, gn);
             two.push(gp, gn);
@@ -246,9 +237,7 @@ impl RankedColumn {
                 let at = |x: f64| a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0);
                 area += 0.5 * (at(x0) + at(x1)) * (x1 - x0);
             }
-            tp += gp;
-            fp += gn;
-        }
+        })?;
         let mcclish = if max_fpr == 1.0 {
             normalized(full.total(), np, RankRange::from_fpr(0.0, 1.0, nn)?)
         } else {
