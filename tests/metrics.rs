@@ -8,7 +8,7 @@
 
 use rankrisk::metrics::auc::auc;
 use rankrisk::metrics::ci::{
-    Bootstrap, DeLong, bootstrap_compare, bootstrap_interval, compare_replicates,
+    Bootstrap, DeLong, Placements, bootstrap_compare, bootstrap_interval, compare_replicates,
     interval_of_replicates, normal_quantile, quantile_type7,
 };
 use rankrisk::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
@@ -93,7 +93,12 @@ fn delong_variance_interval_and_paired_test_match_the_formulas() {
     let ci = d1.interval(0.95).unwrap();
     close(ci.lower, 0.16546768034522744, 1e-9, "lower");
     close(ci.upper, 0.5011989863214393, 1e-9, "upper");
-    let t = d1.compare(&d2).unwrap();
+    let (p1, p2) = (
+        Placements::new(&S1, &y).unwrap(),
+        Placements::new(&S2, &y).unwrap(),
+    );
+    assert_eq!((p1.delong, p2.delong), (d1, d2));
+    let t = p1.compare(&p2).unwrap();
     close(t.difference, -0.13020833333333326, 1e-12, "difference");
     close(t.std_error, 0.11605642084366496, 1e-12, "se");
     close(t.z, -1.1219399356519169, 1e-9, "z");
@@ -169,7 +174,10 @@ fn the_bootstrap_agrees_with_delong_and_is_reproducible() {
     let same = bootstrap_compare(&s, &s, &y, &boot, pauc_stat).unwrap();
     assert_eq!((same.difference, same.p_value), (0.0, 1.0));
     let t = bootstrap_compare(&s, &other, &y, &boot, auc_stat).unwrap();
-    let dt = d.compare(&DeLong::new(&other, &y).unwrap()).unwrap();
+    let dt = Placements::new(&s, &y)
+        .unwrap()
+        .compare(&Placements::new(&other, &y).unwrap())
+        .unwrap();
     close(t.difference, dt.difference, 1e-12, "difference");
     assert!(
         (t.std_error / dt.std_error - 1.0).abs() < 0.2,
@@ -846,11 +854,12 @@ fn a_column_sorted_once_gives_every_figure_to_the_last_bit() {
             .figures(&settings)
             .unwrap();
         let (d, e) = (
-            DeLong::new(&s, &y).unwrap(),
-            DeLong::new(&other, &y).unwrap(),
+            Placements::new(&s, &y).unwrap(),
+            Placements::new(&other, &y).unwrap(),
         );
-        assert_eq!(f.delong, d, "{what}");
-        assert_eq!(f.delong.compare(&g.delong), d.compare(&e), "{what}");
+        assert_eq!(f.placements, d, "{what}");
+        assert_eq!(f.placements.delong, DeLong::new(&s, &y).unwrap(), "{what}");
+        assert_eq!(f.placements.compare(&g.placements), d.compare(&e), "{what}");
         let bits = |v: f64| v.to_bits();
         assert_eq!(
             bits(f.pauc),

@@ -25,7 +25,14 @@ after the first step: LibAUC returns the surrogate its gradient comes from.
 - :class:`SOPA` (LibAUC's ``pAUC_CVaR_Loss``), :class:`SOPAs` (``pAUC_DRO_Loss``),
   :class:`SOTAs` (``tpAUC_KL_Loss``), :class:`STACO` (``tpAUC_CVaR_loss``), :class:`AUCM`
   (``AUCMLoss``; its PESG regularization of the weights is the optimizer's), and the
-  instance-wise :class:`PAUCI` and :class:`UPAUCI` (Shao et al.).
+  instance-wise :class:`PAUCI` and :class:`UPAUCI` (Shao et al.), and :class:`MiniBatchPAUC`
+  (the pAUC paper's mini-batch baseline; LibAUC has none).
+
+AGD-SBCD's deep form and the deep ADMM are not losses of one batch: AGD-SBCD alternates a pass
+of block updates of the per-sample duals with the model's steps, and the deep ADMM solves its
+``z``-step over the whole training set's losses between passes. They run in rankrisk's own
+loop (``rankrisk train --method sbcd|admm``); docs/GUIDE.md ("From Python") says what a PyTorch
+loop would have to do for them.
 """
 
 import json
@@ -35,7 +42,7 @@ import torch
 
 from . import _rankrisk
 
-__all__ = ["SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM"]
+__all__ = ["SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM", "MiniBatchPAUC"]
 
 
 def _host(t, dtype):
@@ -178,3 +185,11 @@ class AUCM(_Objective):
     (500), ``weight_decay``; the weights' PESG terms are the optimizer's."""
 
     _kind = "aucm"
+
+
+class MiniBatchPAUC(_Objective):
+    """The naive mini-batch pAUC (Kar et al. 2014, the pAUC paper's "MB" baseline): eq. (3)'s
+    pairwise surrogate over FPR ``[alpha, beta]`` on each batch alone, no state: ``alpha`` and
+    ``beta`` (required), ``loss`` (``"logistic"``, the paper's, or ``"squared_hinge"``)."""
+
+    _kind = "mb-pauc"

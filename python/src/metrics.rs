@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rankrisk_core::metrics::auc::{MetricError, pauc as core_pauc, roc_curve as core_roc};
 use rankrisk_core::metrics::bootstrap::{bootstrap_pauc_compare, bootstrap_pauc_interval};
-use rankrisk_core::metrics::ci::{Bootstrap, DeLong, PairedTest};
+use rankrisk_core::metrics::ci::{Bootstrap, DeLong, PairedTest, Placements};
 use rankrisk_core::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
 
 use crate::arrays::{labels, scores};
@@ -132,7 +132,7 @@ pub fn delong_test(
     let b = scores(score_b, "score_b")?;
     let (a, b) = (a.as_slice(), b.as_slice());
     let t = py
-        .detach(|| DeLong::new(a, &y)?.compare(&DeLong::new(b, &y)?))
+        .detach(|| Placements::new(a, &y)?.compare(&Placements::new(b, &y)?))
         .map_err(value_error)?;
     Ok(test_tuple(t))
 }

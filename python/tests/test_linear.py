@@ -1,7 +1,6 @@
 """rankrisk.linear.RankRiskClassifier: the CLI's optimum, scikit-learn's estimator contract."""
 
 import json
-import os
 import subprocess
 import warnings
 
@@ -25,13 +24,6 @@ def task(n=200, d=5, seed=0):
     return X, y
 
 
-def cli():
-    path = os.environ.get("RANKRISK_CLI", "")
-    if not os.path.isfile(path):
-        pytest.skip(f"the command line binary is not built (RANKRISK_CLI={path!r})")
-    return path
-
-
 def train_file(tmp_path, X, y):
     csv = tmp_path / "train.csv"
     rows = "\n".join(",".join(repr(float(v)) for v in row) + f",{2 * t - 1}" for row, t in zip(X, y))
@@ -39,8 +31,7 @@ def train_file(tmp_path, X, y):
     return csv
 
 
-def test_the_optimum_equals_the_command_lines(tmp_path):
-    binary = cli()
+def test_the_optimum_equals_the_command_lines(tmp_path, cli):
     X, y = task()
     csv = train_file(tmp_path, X, y)
     for objective, loss, reg in [
@@ -50,7 +41,7 @@ def test_the_optimum_equals_the_command_lines(tmp_path):
     ]:
         out = tmp_path / "fit.json"
         subprocess.run(
-            [binary, "fit-linear", "--train-file", str(csv), "--objective", objective, "--loss",
+            [cli, "fit-linear", "--train-file", str(csv), "--objective", objective, "--loss",
              loss, "--reg", reg, "--solver", "admm", "--json", str(out)],
             check=True,
             capture_output=True,
@@ -63,14 +54,13 @@ def test_the_optimum_equals_the_command_lines(tmp_path):
         assert est.n_iter_ == report["iterations"]
 
 
-def test_the_pauc_solvers_equal_the_command_lines(tmp_path):
-    binary = cli()
+def test_the_pauc_solvers_equal_the_command_lines(tmp_path, cli):
     X, y = task(n=300, seed=5)
     csv = train_file(tmp_path, X, y)
     for solver in ("agd-sbcd", "mb"):
         out = tmp_path / "fit.json"
         subprocess.run(
-            [binary, "fit-pauc", "--train-file", str(csv), "--solver", solver, "--fpr",
+            [cli, "fit-pauc", "--train-file", str(csv), "--solver", solver, "--fpr",
              "0.05,0.5", "--epochs", "4", "--json", str(out)],
             check=True,
             capture_output=True,

@@ -1,7 +1,6 @@
 """rankrisk.metrics against scikit-learn, independent numpy references and the command line."""
 
 import json
-import os
 import subprocess
 
 import numpy as np
@@ -164,15 +163,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     assert t.p_value < 0.05
 
 
-def cli():
-    path = os.environ.get("RANKRISK_CLI", "")
-    if not os.path.isfile(path):
-        pytest.skip(f"the command line binary is not built (RANKRISK_CLI={path!r})")
-    return path
-
-
-def test_figures_equal_the_command_lines(tmp_path):
-    binary = cli()
+def test_figures_equal_the_command_lines(tmp_path, cli):
     y, s1 = data(n=500, seed=10)
     s2 = np.round(s1 + np.random.default_rng(11).normal(scale=0.7, size=len(s1)), 2)
     csv = tmp_path / "scores.csv"
@@ -180,7 +171,7 @@ def test_figures_equal_the_command_lines(tmp_path):
     csv.write_text("label,first,second\n" + rows + "\n")
     out = tmp_path / "metrics.json"
     subprocess.run(
-        [binary, "metrics", str(csv), "--alpha", "0.05", "--beta", "0.4", "--min-tpr", "0.6",
+        [cli, "metrics", str(csv), "--alpha", "0.05", "--beta", "0.4", "--min-tpr", "0.6",
          "--resamples", "250", "--seed", "4", "--json", str(out)],
         check=True,
         capture_output=True,

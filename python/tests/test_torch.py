@@ -17,6 +17,7 @@ LOSSES = [
     (rt.PAUCI, {}),
     (rt.UPAUCI, {"weight_step": "exact"}),
     (rt.AUCM, {}),
+    (rt.MiniBatchPAUC, {"alpha": 0.05, "beta": 0.5}),
 ]
 
 

@@ -203,12 +203,12 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
             column: name.clone(),
             positives,
             negatives,
-            auc: f.delong.interval(args.level).map_err(m)?,
+            auc: f.placements.delong.interval(args.level).map_err(m)?,
             pauc: estimate_only(f.pauc, args.level),
             mcclish_pauc: f.mcclish,
             two_way_pauc: estimate_only(f.two_way, args.level),
         });
-        delongs.push(f.delong);
+        delongs.push(f.placements);
         estimates.push(f.pauc);
     }
     // One bootstrap for every column, both pAUCs and every pair: the resamples drawn once.

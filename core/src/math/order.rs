@@ -32,6 +32,25 @@ pub fn descending(a: &f64, b: &f64) -> Ordering {
     ascending(b, a)
 }
 
+/// An order-preserving integer key of a finite score: `a < b` as scores (with `-0.0 = 0.0`)
+/// exactly when `order_key(a) < order_key(b)`, so that integer sorts order scores as
+/// [`ascending`] does. [`from_order_key`] inverts it up to the sign of zero.
+#[inline]
+pub fn order_key(s: f64) -> u64 {
+    let bits = canonical(s).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// The score of an [`order_key`], as [`canonical`] gives it.
+#[inline]
+pub fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
 /// `out` = the indices `0..values.len()` by [`ascending`] value, equal values in index order.
 pub fn indices_ascending(values: &[f64], out: &mut Vec<usize>) {
     out.clear();

@@ -127,32 +127,18 @@ fn covariance(a: &[f64], b: &[f64]) -> f64 {
         / (a.len() - 1) as f64
 }
 
-/// The AUC with DeLong's variance.
-#[derive(Debug, Clone, PartialEq)]
+/// The AUC with DeLong's variance (computed from the tied groups' counts by
+/// [`super::ranked::RankedColumn::delong`]; [`Placements`] adds the per-sample components a
+/// paired test needs).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeLong {
     /// AUC (ties 1/2).
     pub auc: f64,
     /// DeLong's variance of the AUC.
     pub variance: f64,
-    v10: Vec<f64>,
-    v01: Vec<f64>,
 }
 
 impl DeLong {
-    /// The AUC and its variance from DeLong's structural components: `V10` per positive and
-    /// `V01` per negative, each class in index order (the AUC is the mean of `V10`, summed in
-    /// that order).
-    pub(crate) fn from_components(v10: Vec<f64>, v01: Vec<f64>) -> Self {
-        let variance =
-            covariance(&v10, &v10) / v10.len() as f64 + covariance(&v01, &v01) / v01.len() as f64;
-        DeLong {
-            auc: mean(&v10),
-            variance,
-            v10,
-            v01,
-        }
-    }
-
     /// The interval `AUC +- z sqrt(Var)` at coverage `level`, clipped to `[0, 1]`.
     ///
     /// # Errors
@@ -166,12 +152,26 @@ impl DeLong {
             level,
         })
     }
+}
 
-    /// DeLong's paired test of this AUC against `other`'s, computed on the same samples.
+/// DeLong's structural components (the placement values) of one scorer: `V10` per positive
+/// and `V01` per negative, each class in index order, beside the AUC and variance they give;
+/// what the paired test of two scorers on the same samples needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placements {
+    /// The AUC and its variance, equal to [`DeLong::new`]'s on the same scores.
+    pub delong: DeLong,
+    pub(crate) v10: Vec<f64>,
+    pub(crate) v01: Vec<f64>,
+}
+
+impl Placements {
+    /// DeLong's paired test of this AUC against `other`'s, computed on the same samples:
+    /// `z = (A1 - A2) / sqrt(Var1 + Var2 - 2 Cov)`, `Cov` from the two scorers' components.
     ///
     /// # Errors
     /// [`MetricError::LengthMismatch`] when the two were computed on different samples.
-    pub fn compare(&self, other: &DeLong) -> Result<PairedTest, MetricError> {
+    pub fn compare(&self, other: &Placements) -> Result<PairedTest, MetricError> {
         if self.v10.len() != other.v10.len() || self.v01.len() != other.v01.len() {
             return Err(MetricError::LengthMismatch {
                 scores: self.v10.len() + self.v01.len(),
@@ -180,9 +180,9 @@ impl DeLong {
         }
         let cov = covariance(&self.v10, &other.v10) / self.v10.len() as f64
             + covariance(&self.v01, &other.v01) / self.v01.len() as f64;
-        let difference = self.auc - other.auc;
-        let std_error = (self.variance + other.variance - 2.0 * cov).max(0.0).sqrt();
-        Ok(PairedTest::from_difference(difference, std_error))
+        let (a, b) = (self.delong, other.delong);
+        let std_error = (a.variance + b.variance - 2.0 * cov).max(0.0).sqrt();
+        Ok(PairedTest::from_difference(a.auc - b.auc, std_error))
     }
 }
 
@@ -358,7 +358,7 @@ mod tests {
     use super::*;
 
     /// DeLong's structural components by binary searches in sorted copies, written apart from
-    /// the one-pass walk of [`RankedColumn::delong`]: `(V10 per positive, V01 per negative)`.
+    /// the one-pass walk of [`Placements::new`]: `(V10 per positive, V01 per negative)`.
     fn components(pos: &[f64], neg: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let mut sn = neg.to_vec();
         sn.sort_by(ascending);
@@ -384,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn the_one_pass_components_equal_the_binary_searches_bit_for_bit() {
+    fn the_one_pass_components_equal_the_binary_searches_and_the_groups_sums_their_moments() {
         // Ties within and across the classes, -0.0 beside 0.0.
         let n = 997;
         let scores: Vec<f64> = (0..n)
@@ -399,10 +399,28 @@ mod tests {
             .collect();
         let (pos, neg) = split_checked(&scores, &labels).unwrap();
         let (v10, v01) = components(&pos, &neg);
-        let reference = DeLong::from_components(v10.clone(), v01.clone());
-        let one_pass = DeLong::new(&scores, &labels).unwrap();
-        assert_eq!((one_pass.v10, one_pass.v01), (v10, v01));
-        assert_eq!(one_pass.auc.to_bits(), reference.auc.to_bits());
-        assert_eq!(one_pass.variance.to_bits(), reference.variance.to_bits());
+        let one_pass = Placements::new(&scores, &labels).unwrap();
+        assert_eq!((&one_pass.v10, &one_pass.v01), (&v10, &v01));
+        // The AUC and variance from the groups' counts equal the components' means and sample
+        // variances (summed in another order: to rounding).
+        let auc = mean(&v10);
+        let variance =
+            covariance(&v10, &v10) / v10.len() as f64 + covariance(&v01, &v01) / v01.len() as f64;
+        let d = DeLong::new(&scores, &labels).unwrap();
+        assert_eq!(one_pass.delong, d);
+        // The groups' AUC is the exact count of half-pairs divided once; the components' means
+        // are sums of 997 rounded terms (n eps ~ 1e-13).
+        assert!((d.auc - auc).abs() < 1e-13, "{} vs {auc}", d.auc);
+        assert!(
+            (d.auc - mean(&v01)).abs() < 1e-13,
+            "{} vs {}",
+            d.auc,
+            mean(&v01)
+        );
+        assert!(
+            (d.variance - variance).abs() < 1e-15 * variance,
+            "{} vs {variance}",
+            d.variance
+        );
     }
 }

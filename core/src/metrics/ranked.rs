@@ -11,9 +11,10 @@
 //! floating-point steps are taken in the same order (`tests/metrics.rs` holds them to it).
 
 use super::auc::{CreditSum, MetricError, RankRange, checked_positives, normalized};
-use super::ci::{DeLong, try_with_capacity};
+use super::ci::{DeLong, Placements, try_with_capacity};
 use super::conventions::libauc_kept;
 use super::threads;
+use crate::math::order::order_key;
 
 /// Marks the last sample of a group of tied scores in a sorted column.
 pub(crate) const LAST: u32 = 1 << 31;
@@ -35,8 +36,8 @@ pub struct RankedColumn {
 /// The figures of one column at once ([`RankedColumn::figures`]).
 #[derive(Debug, Clone)]
 pub struct ColumnFigures {
-    /// AUC (ties 1/2) with DeLong's variance.
-    pub delong: DeLong,
+    /// AUC (ties 1/2) with DeLong's variance and components (for paired tests).
+    pub placements: Placements,
     /// Our pAUC over the FPR range (eq. 2).
     pub pauc: f64,
     /// The McClish-standardized pAUC over FPR `[0, max_fpr]`.
@@ -150,14 +151,73 @@ impl RankedColumn {
         })
     }
 
-    /// The AUC and DeLong's variance alone, in one pass over the groups: the components
-    /// [`ColumnFigures::delong`] holds, without the other figures.
+    /// The AUC and DeLong's variance from the tied groups' counts alone, in two sequential
+    /// passes over the sorted column and no per-sample buffer: every positive of a group has
+    /// the same `V10` and every negative the same `V01`, so the sample variances are sums over
+    /// the groups, `S10 = sum_g gp (V10_g - AUC)^2 / (N+ - 1)` and `S01` alike; the AUC is the
+    /// exact count of half-pairs divided once.
+    pub fn delong(&self) -> DeLong {
+        let (np, nn) = (self.positives as u64, self.negatives as u64);
+        let mut half_pairs = 0u128;
+        let mut fp = 0u64;
+        self.for_each_group(|gp, gn| {
+            let below = nn - fp - gn;
+            half_pairs += u128::from(gp) * u128::from(2 * below + gn);
+            fp += gn;
+        });
+        let (fnp, fnn) = (np as f64, nn as f64);
+        let auc = half_pairs as f64 / (2.0 * fnp * fnn);
+        let (mut s10, mut s01) = (0.0, 0.0);
+        let (mut tp, mut fp) = (0u64, 0u64);
+        self.for_each_group(|gp, gn| {
+            let below = nn - fp - gn;
+            let v10 = (below as f64 + 0.5 * gn as f64) / fnn;
+            let v01 = (tp as f64 + 0.5 * gp as f64) / fnp;
+            s10 += gp as f64 * (v10 - auc) * (v10 - auc);
+            s01 += gn as f64 * (v01 - auc) * (v01 - auc);
+            tp += gp;
+            fp += gn;
+        });
+        // Sample variances (denominator n - 1; 0 for a single sample), over N+ and N-.
+        let per = |s: f64, n: u64| {
+            if n < 2 {
+                0.0
+            } else {
+                s / (n - 1) as f64 / n as f64
+            }
+        };
+        DeLong {
+            auc,
+            variance: per(s10, np) + per(s01, nn),
+        }
+    }
+
+    /// [`Self::delong`] with DeLong's per-sample components, for paired tests.
     ///
     /// # Errors
     /// [`MetricError::OutOfMemory`] when the components cannot be allocated.
-    pub fn delong(&self) -> Result<DeLong, MetricError> {
+    pub fn placements(&self) -> Result<Placements, MetricError> {
         let (v10, v01) = self.components(|_, _, _, _| {})?;
-        Ok(DeLong::from_components(v10, v01))
+        Ok(Placements {
+            delong: self.delong(),
+            v10,
+            v01,
+        })
+    }
+
+    /// Calls `f(gp, gn)` on every group of tied scores, in descending order of score, with its
+    /// counts of positives and negatives.
+    fn for_each_group(&self, mut f: impl FnMut(u64, u64)) {
+        let np = self.positives as u32;
+        let (mut all, mut neg) = (0u64, 0u64);
+        for &e in &self.order {
+            all += 1;
+            neg += u64::from(e & !LAST >= np);
+            if e & LAST != 0 {
+                f(all - neg, neg);
+                (all, neg) = (0, 0);
+            }
+        }
     }
 
     /// DeLong's structural components, `(V10 per positive, V01 per negative)` in index order,
@@ -246,7 +306,11 @@ impl RankedColumn {
             (0.5 * (1.0 + (area - min_area) / (max_area - min_area))).clamp(0.0, 1.0)
         };
         Ok(ColumnFigures {
-            delong: DeLong::from_components(v10, v01),
+            placements: Placements {
+                delong: self.delong(),
+                v10,
+                v01,
+            },
             pauc: normalized(sum.total(), np, range),
             mcclish,
             two_way: two.value(),
@@ -255,27 +319,26 @@ impl RankedColumn {
 }
 
 impl DeLong {
-    /// The AUC of `scores` against `labels` (> 0 positive) and its DeLong variance.
+    /// The AUC of `scores` against `labels` (> 0 positive) and its DeLong variance: one integer
+    /// sort and passes over the tied groups ([`RankedColumn::delong`]).
     ///
     /// # Errors
     /// [`MetricError`] for mismatched lengths, non-finite scores or a missing class.
     pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
-        // One integer sort and one pass over the tied groups (the components by binary
-        // searches, `components` in ci.rs's tests, took 11 s on 10^7 scores: cache misses).
         // Here rather than in ci.rs, so that the two files do not import each other.
-        RankedColumn::new(scores, labels)?.delong()
+        Ok(RankedColumn::new(scores, labels)?.delong())
     }
 }
 
-/// An order-preserving integer key of a finite score: `a < b` as scores (with `-0.0 = 0.0`)
-/// exactly when `order_key(a) < order_key(b)`.
-#[inline]
-fn order_key(s: f64) -> u64 {
-    let bits = (s + 0.0).to_bits(); // -0.0 becomes 0.0
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | 1 << 63
+impl Placements {
+    /// DeLong's components of `scores` against `labels` (> 0 positive) with the AUC and its
+    /// variance ([`RankedColumn::placements`]).
+    ///
+    /// # Errors
+    /// As [`DeLong::new`]; [`MetricError::OutOfMemory`] when the components cannot be
+    /// allocated.
+    pub fn new(scores: &[f64], labels: &[f64]) -> Result<Self, MetricError> {
+        RankedColumn::new(scores, labels)?.placements()
     }
 }
 

@@ -49,14 +49,6 @@ pub(crate) fn sort_unstable_by<T: Send>(
     }
 }
 
-/// `v.sort_by(compare)` (stable), on the metrics' pool for a large `v`.
-pub(crate) fn sort_by<T: Send>(v: &mut [T], compare: impl Fn(&T, &T) -> Ordering + Sync + Send) {
-    match pool().filter(|p| v.len() >= PARALLEL_FROM && p.current_num_threads() > 1) {
-        Some(p) => p.install(|| v.par_sort_by(compare)),
-        None => v.sort_by(compare),
-    }
-}
-
 /// `v.sort_unstable()` of integer keys, on the metrics' pool for a large `v`.
 pub(crate) fn sort_unstable<T: Ord + Send>(v: &mut [T]) {
     sort_unstable_by(v, T::cmp);
