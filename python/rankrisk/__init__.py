@@ -9,7 +9,8 @@ The package wraps rankrisk's Rust core (``rankrisk-core``; no deep-learning fram
   the rank-based risks by ADMM, and :class:`~rankrisk.linear.PartialAUCClassifier`, the pAUC
   over an FPR range by AGD-SBCD, as scikit-learn estimators;
 - :mod:`rankrisk.torch` (needs torch): the per-batch objectives (SOPA, SOPA-s, SOTA-s, STACO,
-  PAUCI, UPAUCI, AUC-M) as PyTorch losses, their state in Rust, in ``state_dict``.
+  PAUCI, UPAUCI, AUC-M, mini-batch pAUC, the deep ADMM with its outer step) as PyTorch
+  losses, their state in Rust, in ``state_dict``.
 """
 
 from . import metrics

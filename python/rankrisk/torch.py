@@ -25,14 +25,13 @@ after the first step: LibAUC returns the surrogate its gradient comes from.
 - :class:`SOPA` (LibAUC's ``pAUC_CVaR_Loss``), :class:`SOPAs` (``pAUC_DRO_Loss``),
   :class:`SOTAs` (``tpAUC_KL_Loss``), :class:`STACO` (``tpAUC_CVaR_loss``), :class:`AUCM`
   (``AUCMLoss``; its PESG regularization of the weights is the optimizer's), and the
-  instance-wise :class:`PAUCI` and :class:`UPAUCI` (Shao et al.), and :class:`MiniBatchPAUC`
-  (the pAUC paper's mini-batch baseline; LibAUC has none).
+  instance-wise :class:`PAUCI` and :class:`UPAUCI` (Shao et al.), :class:`MiniBatchPAUC`
+  (the pAUC paper's mini-batch baseline; LibAUC has none), and :class:`DeepADMM` (the
+  rank-based paper's ADMM for deep models, with an outer step between passes).
 
-AGD-SBCD's deep form and the deep ADMM are not losses of one batch: AGD-SBCD alternates a pass
-of block updates of the per-sample duals with the model's steps, and the deep ADMM solves its
-``z``-step over the whole training set's losses between passes. They run in rankrisk's own
-loop (``rankrisk train --method sbcd|admm``); docs/GUIDE.md ("From Python") says what a PyTorch
-loop would have to do for them.
+AGD-SBCD's deep form is not a loss: it updates the weights itself (eq. (14), no optimizer) and
+runs in rankrisk's own loop (``rankrisk train --method sbcd``); docs/GUIDE.md ("From Python")
+says what a PyTorch loop would have to do for it.
 """
 
 import json
@@ -42,7 +41,9 @@ import torch
 
 from . import _rankrisk
 
-__all__ = ["SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM", "MiniBatchPAUC"]
+__all__ = [
+    "SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM", "MiniBatchPAUC", "DeepADMM",
+]
 
 
 def _host(t, dtype):
@@ -193,3 +194,76 @@ class MiniBatchPAUC(_Objective):
     ``beta`` (required), ``loss`` (``"logistic"``, the paper's, or ``"squared_hinge"``)."""
 
     _kind = "mb-pauc"
+
+
+class DeepADMM(_Objective):
+    """A rank-based risk (eq. (1) of the rank-based paper: CVaR, extremile, ESRM, top-k, AoRR,
+    ...) for a deep model by the paper's ADMM (Algorithm 1), the w-step by the model's own
+    optimizer: ``weights`` (required, a spec as ``fit-linear --objective`` takes it,
+    ``"cvar:q=0.8"``), ``loss`` (``"logistic"``; ``"hinge"``, ...), ``l2`` (``mu`` of
+    ``g(w) = mu/2 ||w||^2``, 0), ``r`` (the w-step's proximal weight, 0). The per-sample ``z``
+    and multipliers live in Rust; ``state_dict`` holds them, the penalty and, for ``r > 0``, the
+    parameters' snapshot ``w_k``.
+
+    The loop: before each pass, :meth:`outer_step` with the scores of the whole training set
+    (id order) and the model (the dual step, the penalty's update and the z-step by PAVA);
+    within the pass, each batch's loss is ``loss_fn(logits, y, index) +
+    loss_fn.parameter_terms(model)``::
+
+        for epoch in range(epochs):
+            with torch.no_grad():
+                loss_fn.outer_step(model(x_train).squeeze(1), model)
+            for x, y, index in loader:
+                loss = loss_fn(model(x).squeeze(1), y, index) + loss_fn.parameter_terms(model)
+                optimizer.zero_grad(); loss.backward(); optimizer.step()
+    """
+
+    _kind = "deep-admm"
+
+    def __init__(self, labels, weights, **settings):
+        super().__init__(labels, weights=weights, **settings)
+        self._snapshot = None
+
+    def outer_step(self, train_scores, model=None):
+        """Steps 1-3 of an outer iteration from ``train_scores`` (every training sample's
+        logit, id order); ``model``'s parameters become the proximal term's ``w_k``. Returns
+        ``{"k", "rank_loss", "primal_residual", "rho"}``."""
+        k, rank_loss, primal, rho = self._objective.outer_step(
+            _host(train_scores, torch.float64)
+        )
+        if model is not None:
+            self._snapshot = [p.detach().clone() for p in model.parameters()]
+        return {"k": k, "rank_loss": rank_loss, "primal_residual": primal, "rho": rho}
+
+    def parameter_terms(self, model):
+        """``mu/2 ||w||^2 + r/2 ||w - w_k||^2`` over ``model``'s parameters (a 0-d tensor; 0
+        when both weights are 0)."""
+        norm, distance = self._objective.parameter_terms()
+        params = list(model.parameters())
+        total = params[0].new_zeros(())
+        if norm:
+            total = total + norm * sum((p * p).sum() for p in params)
+        if distance:
+            if self._snapshot is None:
+                raise RuntimeError(
+                    "DeepADMM with r > 0: call outer_step(train_scores, model) first (the "
+                    "proximal term needs the snapshot w_k)"
+                )
+            total = total + distance * sum(
+                ((p - q) * (p - q)).sum() for p, q in zip(params, self._snapshot)
+            )
+        return total
+
+    def get_extra_state(self):
+        state = super().get_extra_state()
+        for i, q in enumerate(self._snapshot or []):
+            state[f"snapshot.{i}"] = q
+        return state
+
+    def set_extra_state(self, state):
+        state = dict(state)
+        names = sorted((k for k in state if k.startswith("snapshot.")),
+                       key=lambda k: int(k.split(".")[1]))
+        snapshot = [state.pop(k) for k in names]
+        super().set_extra_state(state)
+        self._snapshot = snapshot or None

@@ -1,5 +1,6 @@
 //! `rankrisk._rankrisk.Objective`: one of the core's per-batch objectives (SOPA, SOPA-s, SOTA-s,
-//! STACO, PAUCI, UPAUCI, AUC-M, mini-batch pAUC, ERM) with its per-sample state in Rust, for
+//! STACO, PAUCI, UPAUCI, AUC-M, mini-batch pAUC, ERM, the deep ADMM's w-step term with its
+//! outer step) with its per-sample state in Rust, for
 //! `rankrisk.torch`'s losses. Built from the training labels and its settings as JSON (the
 //! core config's keys; an absent key takes its default, an unknown one is refused by name);
 //! `batch_gradient` is one step on a batch's scores, labels and ids with the GIL released;
@@ -9,7 +10,12 @@ use numpy::{PyArray1, PyReadonlyArray1, ToPyArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::str::FromStr;
+
+use rankrisk_core::math::loss::Loss;
+use rankrisk_core::math::weights::Weights;
 use rankrisk_core::objective::aucm::AucMConfig;
+use rankrisk_core::objective::deep_admm::{DeepAdmm, DeepAdmmConfig};
 use rankrisk_core::objective::dro_pauc::{SopaConfig, SopaSConfig, SotaSConfig, StacoConfig};
 use rankrisk_core::objective::erm::ErmConfig;
 use rankrisk_core::objective::instance_pauc::{PauciConfig, UpauciConfig};
@@ -48,9 +54,61 @@ where
 /// An objective of the core crate, its state in Rust.
 #[pyclass(module = "rankrisk._rankrisk", name = "Objective")]
 pub struct PyObjective {
-    inner: Box<dyn Objective + Send + Sync>,
+    inner: Inner,
     /// Samples of the training set (ids run below it).
     n: usize,
+}
+
+/// The objective behind [`PyObjective`]: any per-batch one through the trait, the deep ADMM
+/// as itself (its outer step and parameter terms are its own).
+enum Inner {
+    Batch(Box<dyn Objective + Send + Sync>),
+    Admm(Box<DeepAdmm>),
+}
+
+impl Inner {
+    fn get(&self) -> &(dyn Objective + Send + Sync) {
+        match self {
+            Inner::Batch(o) => o.as_ref(),
+            Inner::Admm(a) => a.as_ref(),
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut (dyn Objective + Send + Sync) {
+        match self {
+            Inner::Batch(o) => o.as_mut(),
+            Inner::Admm(a) => a.as_mut(),
+        }
+    }
+
+    fn admm(&mut self) -> PyResult<&mut DeepAdmm> {
+        match self {
+            Inner::Admm(a) => Ok(a),
+            Inner::Batch(o) => Err(PyTypeError::new_err(format!(
+                "{} has no outer step: only the deep ADMM has",
+                o.name()
+            ))),
+        }
+    }
+}
+
+/// The deep ADMM's settings with `weights` and `loss` given as specs (`"cvar:q=0.8"`,
+/// `"hinge"`), as `fit-linear` takes them, turned into the config's JSON.
+fn admm_settings(settings: &str) -> PyResult<String> {
+    let bad = |e: String| PyValueError::new_err(format!("deep-admm's settings: {e}"));
+    let mut map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(settings).map_err(|e| bad(e.to_string()))?;
+    if let Some(serde_json::Value::String(spec)) = map.get("weights") {
+        let w = Weights::from_str(spec).map_err(|e| bad(format!("weights {spec:?}: {e}")))?;
+        let v = serde_json::to_value(w).map_err(|e| bad(e.to_string()))?;
+        map.insert("weights".into(), v);
+    }
+    if let Some(serde_json::Value::String(spec)) = map.get("loss") {
+        let l = Loss::from_str(spec).map_err(|e| bad(format!("loss {spec:?}: {e}")))?;
+        let v = serde_json::to_value(l).map_err(|e| bad(e.to_string()))?;
+        map.insert("loss".into(), v);
+    }
+    serde_json::to_string(&map).map_err(|e| bad(e.to_string()))
 }
 
 macro_rules! build {
@@ -58,15 +116,15 @@ macro_rules! build {
         let c = config($kind, $settings, |b| {
             <$config>::load_binary(b).map_err(|e| e.to_string())
         })?;
-        Box::new(c.init($labels).map_err(train_error)?) as Box<dyn Objective + Send + Sync>
+        Inner::Batch(Box::new(c.init($labels).map_err(train_error)?))
     }};
 }
 
 #[pymethods]
 impl PyObjective {
     /// The objective `kind` (`sopa`, `sopa-s`, `sota-s`, `staco`, `pauci`, `upauci`, `aucm`,
-    /// `mb-pauc`, `erm`) for a training set with labels `train_labels` (id order), settings as
-    /// JSON.
+    /// `mb-pauc`, `erm`, `deep-admm`) for a training set with labels `train_labels` (id order),
+    /// settings as JSON.
     #[new]
     fn new(kind: &str, train_labels: &Bound<'_, PyAny>, settings: &str) -> PyResult<Self> {
         let y = labels(train_labels, "labels")?;
@@ -80,10 +138,17 @@ impl PyObjective {
             "aucm" => build!(kind, settings, &y, AucMConfig),
             "mb-pauc" => build!(kind, settings, &y, MiniBatchPaucConfig),
             "erm" => build!(kind, settings, &y, ErmConfig),
+            "deep-admm" => {
+                let settings = admm_settings(settings)?;
+                let c = config(kind, &settings, |b| {
+                    DeepAdmmConfig::load_binary(b).map_err(|e| e.to_string())
+                })?;
+                Inner::Admm(Box::new(c.init(&y).map_err(train_error)?))
+            }
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown objective {other:?}: sopa, sopa-s, sota-s, staco, pauci, upauci, \
-                     aucm, mb-pauc, erm"
+                     aucm, mb-pauc, erm, deep-admm"
                 )));
             }
         };
@@ -93,7 +158,7 @@ impl PyObjective {
     /// The objective's name (`SOPA`, `SOTA-s`, ...).
     #[getter]
     fn name(&self) -> &'static str {
-        self.inner.name()
+        self.inner.get().name()
     }
 
     /// One step on a batch: the loss value and `dL/ds` (float32, batch order), the state
@@ -109,7 +174,7 @@ impl PyObjective {
         let y = labels(y_true, "y_true")?;
         let ids = ids(index, self.n)?;
         let s = s.as_slice();
-        let inner = &mut self.inner;
+        let inner = self.inner.get_mut();
         let g = py
             .detach(|| inner.batch_gradient(s, &y, &ids))
             .map_err(train_error)?;
@@ -126,14 +191,38 @@ impl PyObjective {
         let s = scores(y_score, "y_pred")?;
         let y = labels(y_true, "y_true")?;
         let s = s.as_slice();
-        let inner = &self.inner;
+        let inner = self.inner.get();
         py.detach(|| inner.evaluate(s, &y)).map_err(train_error)
+    }
+
+    /// The deep ADMM's outer step (Algorithm 1, steps 1-3: the dual step and the penalty's
+    /// update after the first, then the z-step by PAVA) from the scores of the whole training
+    /// set in id order: `(k, rank_loss, primal_residual, rho)`. A `TypeError` for any other
+    /// objective.
+    fn outer_step(
+        &mut self,
+        py: Python<'_>,
+        train_scores: &Bound<'_, PyAny>,
+    ) -> PyResult<(usize, f64, f64, f64)> {
+        let s = scores(train_scores, "train_scores")?;
+        let s = s.as_slice();
+        let admm = self.inner.admm()?;
+        let r = py.detach(|| admm.outer_step(s)).map_err(train_error)?;
+        Ok((r.k, r.rank_loss, r.primal_residual, r.rho))
+    }
+
+    /// The deep ADMM's coefficients of its w-step terms over the model's parameters,
+    /// `(norm, distance)`: `norm ||w||^2 + distance ||w - w_k||^2` (eq. (1)'s `g` and the
+    /// proximal term). A `TypeError` for any other objective.
+    fn parameter_terms(&mut self) -> PyResult<(f64, f64)> {
+        let t = self.inner.admm()?.parameter_terms();
+        Ok((t.norm, t.distance))
     }
 
     /// The whole state: a dict of named float64 arrays.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        for (name, values) in self.inner.state() {
+        for (name, values) in self.inner.get().state() {
             out.set_item(name, values.to_pyarray(py))?;
         }
         Ok(out)
@@ -141,7 +230,7 @@ impl PyObjective {
 
     /// Replace the state by `state` (as [`PyObjective::state`] gives it).
     fn set_state(&mut self, state: &Bound<'_, PyDict>) -> PyResult<()> {
-        let own = self.inner.state();
+        let own = self.inner.get().state();
         let mut next = Vec::with_capacity(own.len());
         for (key, value) in state.iter() {
             let key: String = key.extract()?;
@@ -149,13 +238,13 @@ impl PyObjective {
                 let names: Vec<&str> = own.iter().map(|(n, _)| *n).collect();
                 return Err(PyValueError::new_err(format!(
                     "{} has no state `{key}` (its state: {names:?})",
-                    self.inner.name()
+                    self.inner.get().name()
                 )));
             };
             let values = scores(&value, name)?.as_slice().to_vec();
             next.push((name, values));
         }
-        self.inner.set_state(next).map_err(train_error)
+        self.inner.get_mut().set_state(next).map_err(train_error)
     }
 }
 

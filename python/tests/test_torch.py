@@ -18,6 +18,7 @@ LOSSES = [
     (rt.UPAUCI, {"weight_step": "exact"}),
     (rt.AUCM, {}),
     (rt.MiniBatchPAUC, {"alpha": 0.05, "beta": 0.5}),
+    (rt.DeepADMM, {"weights": "cvar:q=0.5", "l2": 1e-3}),
 ]
 
 
@@ -205,3 +206,79 @@ def test_loss_and_score_gradients_equal_libauc_2_0_1(case):
             assert value_ours.item() == pytest.approx(value_theirs.item(), rel=1e-6)
         scale = b.grad.abs().max().item()
         assert (a.grad - b.grad).abs().max().item() <= 1e-6 * scale, (step, a.grad, b.grad)
+
+
+def admm_run(epochs, loss, model, opt, start=0):
+    """The deep ADMM's loop: an outer step before each pass, the parameter terms in the loss."""
+    x, labels = dataset()
+    for epoch in range(start, epochs):
+        with torch.no_grad():
+            record = loss.outer_step(model(x).squeeze(1), model)
+        assert record["k"] == epoch + 1
+        for ids in batches(4, seed=epoch):
+            opt.zero_grad()
+            value = loss(model(x[ids]).squeeze(1), labels[ids], ids) + loss.parameter_terms(model)
+            value.backward()
+            opt.step()
+    return model, opt
+
+
+def test_the_deep_admm_loop_resumes_bit_for_bit_and_lowers_the_rank_risk(tmp_path):
+    _, labels = dataset()
+    settings = {"weights": "cvar:q=0.7", "loss": "logistic", "l2": 1e-3, "r": 0.5}
+    torch.manual_seed(3)
+    start = torch.nn.Linear(D, 1)
+    first = {k: v.clone() for k, v in start.state_dict().items()}
+
+    def fresh():
+        model = torch.nn.Linear(D, 1)
+        model.load_state_dict(first)
+        return model, torch.optim.SGD(model.parameters(), lr=0.05)
+
+    whole_loss = rt.DeepADMM(labels, **settings)
+    whole, _ = admm_run(6, whole_loss, *fresh())
+    # The rank-based risk (CVaR of the logistic losses over the training set) went down.
+    x, _ = dataset()
+    with torch.no_grad():
+        before = whole_loss.evaluate(fresh()[0](x).squeeze(1), labels)
+        after = whole_loss.evaluate(whole(x).squeeze(1), labels)
+    assert after < before, (before, after)
+    # Stopped after 3 passes, saved, resumed in fresh objects: the same weights and state.
+    part_loss = rt.DeepADMM(labels, **settings)
+    model, opt = admm_run(3, part_loss, *fresh())
+    path = tmp_path / "admm.pt"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                "loss": part_loss.state_dict()}, path)
+    saved = torch.load(path)
+    resumed_loss = rt.DeepADMM(labels, **settings)
+    resumed_loss.load_state_dict(saved["loss"])
+    model, opt = fresh()
+    model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["opt"])
+    resumed, _ = admm_run(6, resumed_loss, model, opt, start=3)
+    for a, b in zip(whole.parameters(), resumed.parameters()):
+        assert torch.equal(a, b)
+    for (k1, v1), (k2, v2) in zip(whole_loss._objective.state().items(),
+                                  resumed_loss._objective.state().items()):
+        assert k1 == k2 and np.array_equal(v1, v2)
+
+
+def test_the_deep_admms_parameter_terms_are_its_formula():
+    _, labels = dataset()
+    loss = rt.DeepADMM(labels, weights="extremile:r=2", l2=0.2, r=0.6)
+    model = torch.nn.Linear(D, 1)
+    with pytest.raises(RuntimeError, match="call outer_step"):
+        loss.parameter_terms(model)
+    x, _ = dataset()
+    with torch.no_grad():
+        loss.outer_step(model(x).squeeze(1), model)
+        w_k = [p.clone() for p in model.parameters()]
+        for p in model.parameters():
+            p.add_(0.1)
+    expected = sum(0.1 * (p * p).sum() + 0.3 * ((p - q) ** 2).sum()
+                   for p, q in zip(model.parameters(), w_k))
+    assert loss.parameter_terms(model).item() == pytest.approx(expected.item(), rel=1e-6)
+    with pytest.raises(TypeError, match="no outer step"):
+        rt.SOPA(labels)._objective.outer_step(np.zeros(N))
+    with pytest.raises(ValueError, match="weights \"cvar:q=2\""):
+        rt.DeepADMM(labels, weights="cvar:q=2")
