@@ -116,7 +116,7 @@ fn no_other_read_in_the_step_path() {
         "src/train/parallel.rs",
         "src/train/run/batches.rs",
         "src/train/run/prefetch.rs",
-        "src/train/objective.rs",
+        "src/train/objectives/objective.rs",
         "src/train/learner/mod.rs",
         "models/src/resnet20.rs",
         "models/src/densenet.rs",

@@ -7,6 +7,12 @@
 //!         -> backward -> optimizer step
 //! ```
 //!
+//! The folders say what they hold: [`objectives`] the objectives' Burn faces (the trait
+//! [`BurnObjective`] over the core crate's [`Objective`], records, provenance, the device terms,
+//! deep AGD-SBCD's model side, ASGDA's direction), [`run`] the image run driver, [`learner`]
+//! burn-train's Learner; [`parallel`] and [`checkpoint`] serve the loops. The paths below are
+//! re-exports, so `train::objective`, `train::deep_sbcd` and the rest keep working.
+//!
 //! - [`objective`]: the [`Objective`] trait and the plain rank-free ERM objective;
 //! - [`deep_admm`]: Algorithm 1 of the rank-based paper for deep models (z, lambda per sample
 //!   on the CPU, the w-step by mini-batch steps of a Burn optimizer);
@@ -40,7 +46,6 @@ pub mod checkpoint;
 /// The deep rank-based ADMM's CPU side: the core crate's, re-exported (its device terms:
 /// [`params::DeviceTerms`]).
 pub use rankrisk_core::objective::deep_admm;
-pub mod deep_sbcd;
 pub mod error;
 /// SOPA, SOPA-s, SOTA-s and STACO: the core crate's, re-exported.
 pub use rankrisk_core::objective::dro_pauc;
@@ -49,14 +54,11 @@ pub use rankrisk_core::objective::instance_pauc;
 pub mod learner;
 /// Mini-batch pAUC: the core crate's, re-exported.
 pub use rankrisk_core::objective::mb_pauc;
-pub mod objective;
+pub mod objectives;
 pub mod parallel;
-pub mod params;
-pub mod provenance;
 pub mod run;
-pub mod sbcd_model;
-pub mod state_record;
-pub mod storm;
+
+pub use objectives::{deep_sbcd, objective, params, provenance, sbcd_model, state_record, storm};
 
 pub use aucm::{AucM, AucMConfig};
 pub use deep_admm::{DeepAdmm, DeepAdmmConfig};
