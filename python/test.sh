@@ -4,6 +4,14 @@
 # and installed, then pytest on python/tests. The comparison with the command line uses the
 # release binary the cargo tests built (RANKRISK_CLI, default
 # ${CARGO_TARGET_DIR:-target}/release/rankrisk).
+#
+# With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
+# own (RANKRISK_TORCH_VENV, default target/python-torch-venv) with torch from PyPI (with its
+# CUDA libraries: 5.3 GB, 3 min 45 s on this project's machine) and LibAUC 2.0.1 without its
+# dependencies (its losses need tqdm only): when they do not install within
+# RANKRISK_TORCH_INSTALL_S seconds (default 480) the tests are skipped with a message, so that
+# a slow mirror cannot make CI run out of time. Without the variable they are skipped (a user's
+# test run downloads no torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"
@@ -19,3 +27,23 @@ PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="${RANKRISK_PY_TARGET:-python/tar
 echo "python/test.sh: wheel built and installed in $(( $(date +%s) - start )) s"
 cli="${RANKRISK_CLI:-${CARGO_TARGET_DIR:-target}/release/rankrisk}"
 RANKRISK_CLI="$(realpath -m "$cli")" "$py" -m pytest -q python/tests
+
+if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
+    tvenv="${RANKRISK_TORCH_VENV:-target/python-torch-venv}"
+    [ -x "$tvenv/bin/python" ] || python3 -m venv "$tvenv"
+    tpy="$(cd "$tvenv" && pwd)/bin/python"
+    start=$(date +%s)
+    if timeout "${RANKRISK_TORCH_INSTALL_S:-480}" bash -c '
+        "$1" -m pip install -q --disable-pip-version-check torch "maturin>=1.16,<2" "numpy>=1.21" \
+            pytest tqdm &&
+        "$1" -m pip install -q --disable-pip-version-check --no-deps libauc==2.0.1' _ "$tpy"; then
+        echo "python/test.sh: torch and LibAUC installed in $(( $(date +%s) - start )) s"
+        PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="${RANKRISK_PY_TARGET:-python/target}" \
+            "$tpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+            --force-reinstall ./python
+        "$tpy" -m pytest -q python/tests/test_torch.py
+    else
+        echo "python/test.sh: torch did not install within ${RANKRISK_TORCH_INSTALL_S:-480} s:" \
+            "python/tests/test_torch.py skipped"
+    fi
+fi

@@ -97,6 +97,9 @@ pub enum DataError {
         /// What is wrong with it.
         message: String,
     },
+    /// A batch sampler's refusal (a class with no samples, no samples or a batch of 0).
+    #[error(transparent)]
+    Sampler(#[from] rankrisk_core::sampler::SamplerError),
 }
 
 /// Where in a binary file a [`DataError::Binary`] lies.
@@ -198,14 +201,4 @@ pub(crate) fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> 
         .map(|v| v.to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-impl From<rankrisk_core::sampler::SamplerError> for DataError {
-    /// A sampler's refusal as the set's: [`DataError::Invalid`] named `sampler`, its words
-    /// unchanged.
-    fn from(e: rankrisk_core::sampler::SamplerError) -> Self {
-        let message = e.to_string();
-        let message = message.strip_prefix("sampler: ").unwrap_or(&message);
-        DataError::invalid("sampler", message)
-    }
 }

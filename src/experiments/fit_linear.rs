@@ -157,16 +157,20 @@ struct PdproxFigures {
 /// Refuse settings no solver can use, before any data is read: a learning rate that is not a
 /// positive finite number, zero epochs, inner epochs or iterations, a tolerance that is not
 /// finite. (The solvers check them again, with their own names.)
-fn check_settings(args: &FitLinearArgs) -> Result<(), String> {
+fn check_settings(args: &FitLinearArgs) -> Result<(), ExperimentError> {
     if let Some(lr) = args.lr
         && !(lr.is_finite() && lr > 0.0)
     {
-        return Err(format!("--lr must be a positive finite number, got {lr}"));
+        return Err(ExperimentError::Setting(format!(
+            "--lr must be a positive finite number, got {lr}"
+        )));
     }
     if let Some(tol) = args.tol
         && !(tol.is_finite() && tol >= 0.0)
     {
-        return Err(format!("--tol must be a finite number >= 0, got {tol}"));
+        return Err(ExperimentError::Setting(format!(
+            "--tol must be a finite number >= 0, got {tol}"
+        )));
     }
     for (flag, count) in [
         ("--epochs", args.epochs.unwrap_or(1)),
@@ -175,9 +179,9 @@ fn check_settings(args: &FitLinearArgs) -> Result<(), String> {
         ("--check-every", args.pdprox.check_every),
     ] {
         if count == 0 {
-            return Err(format!(
+            return Err(ExperimentError::Setting(format!(
                 "{flag} must be at least 1, got 0 (nothing would be solved)"
-            ));
+            )));
         }
     }
     Ok(())
@@ -207,7 +211,9 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
         Labels::Binary
     };
     let (train, test) = load_parts_as(&args.input, fractions, args.seed, labels)?;
-    args.objective.sigma(train.n()).map_err(|e| e.to_string())?;
+    args.objective
+        .sigma(train.n())
+        .map_err(ExperimentError::solve)?;
     let mut start = Instant::now();
     let mut convergence = None;
     let mut admm_gap = None;
@@ -215,16 +221,15 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
     let mut averaged_w = None;
     let elementwise = |solver: &str| match args.reg {
         RegSpec::Elementwise(r) => Ok(r),
-        RegSpec::Group { .. } => Err(format!(
+        RegSpec::Group { .. } => Err(ExperimentError::Setting(format!(
             "--reg group:MU is solved by --solver pdprox-dual or pdprox-primal, not {solver}"
-        )),
+        ))),
     };
     if args.pdprox.bias && !solver.starts_with("pdprox") {
-        return Err(format!(
+        return Err(ExperimentError::Setting(format!(
             "--bias is an option of the pdprox solvers (--intercept adds a constant feature \
              for {solver})"
-        )
-        .into());
+        )));
     }
     let (w, objective, iterations, lr, history) = match solver.as_str() {
         "pdprox-dual" | "pdprox-primal" => {
@@ -238,7 +243,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                 args.max_iter,
                 args.tol.unwrap_or(1e-4),
             )?;
-            let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
+            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
             convergence = Some((res.converged, [f64::NAN; 2]));
             let (w, objective) = res.best();
             let iterate = if res.last_is_better() {
@@ -267,9 +272,10 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                 smoothing: (solver == "sadmm").then(GammaSchedule::default),
                 ..AdmmConfig::default()
             };
-            let data = LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
-            let res = linear::solve(&data, &cfg, None).map_err(|e| e.to_string())?;
-            let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
+            let data =
+                LinearData::new(&train.x, &train.y, train.d).map_err(ExperimentError::solve)?;
+            let res = linear::solve(&data, &cfg, None).map_err(ExperimentError::solve)?;
+            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
             convergence = Some((res.converged, [res.primal_relative, res.dual_relative]));
             admm_gap = res.gap.map(|g| g * res.objective);
             (res.w, res.objective, res.iterations, None, history)
@@ -277,7 +283,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
         "sgd" | "lsvrg" | "lsvrg-u" | "dca" => {
             let (loss, reg) = (args.loss.rank(&solver)?, elementwise(&solver)?);
             let problem = Problem {
-                data: LinearData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?,
+                data: LinearData::new(&train.x, &train.y, train.d)
+                    .map_err(ExperimentError::solve)?,
                 loss,
                 weights: args.objective.clone(),
                 reg,
@@ -289,7 +296,7 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                     lr: args.lr.unwrap_or(0.01),
                 };
                 (
-                    baselines::dca_aorr(&problem, &cfg).map_err(|e| e.to_string())?,
+                    baselines::dca_aorr(&problem, &cfg).map_err(ExperimentError::solve)?,
                     cfg.lr,
                 )
             } else {
@@ -304,33 +311,31 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                 }
                 cfg.lr = match args.lr {
                     Some(lr) => lr,
-                    None => baselines::select_lr(&problem, &cfg).map_err(|e| e.to_string())?,
+                    None => baselines::select_lr(&problem, &cfg).map_err(ExperimentError::solve)?,
                 };
                 // The grid search is tuning, not solving: time the final run only.
                 start = Instant::now();
                 (
-                    baselines::stochastic(&problem, &cfg).map_err(|e| e.to_string())?,
+                    baselines::stochastic(&problem, &cfg).map_err(ExperimentError::solve)?,
                     cfg.lr,
                 )
             };
-            let history = serde_json::to_value(&res.history).map_err(|e| e.to_string())?;
+            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
             (res.w, res.objective, res.history.len(), Some(lr), history)
         }
         other => {
-            return Err(format!(
+            return Err(ExperimentError::Setting(format!(
                 "unknown solver '{other}': expected admm, sadmm, sgd, lsvrg, lsvrg-u, dca, \
                  pdprox-dual, pdprox-primal"
-            )
-            .into());
+            )));
         }
     };
     let seconds = start.elapsed().as_secs_f64();
     if !objective.is_finite() || w.iter().any(|v| !v.is_finite()) {
-        return Err(format!(
+        return Err(ExperimentError::Diverged(format!(
             "the {solver} solver diverged: objective {objective} at its last iterate (lower \
              --lr, or check the data's scale)"
-        )
-        .into());
+        )));
     }
     let scores = |t: &Tabular| {
         if args.pdprox.bias {

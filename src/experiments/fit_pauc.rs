@@ -107,10 +107,13 @@ pub struct FitPaucReport {
 /// # Errors
 /// A message naming the flag when `text` holds no comma.
 pub fn pair(text: &str, what: &str) -> Result<(String, String), ExperimentError> {
-    Ok(text
-        .split_once(',')
+    text.split_once(',')
         .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-        .ok_or_else(|| format!("--{what} takes two comma-separated values, got '{text}'"))?)
+        .ok_or_else(|| {
+            ExperimentError::Setting(format!(
+                "--{what} takes two comma-separated values, got '{text}'"
+            ))
+        })
 }
 
 /// Fit as the arguments say.
@@ -121,23 +124,22 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
     let (a, b) = pair(&args.fpr, "fpr")?;
     let alpha: f64 = a
         .parse()
-        .map_err(|_| format!("--fpr: '{a}' is not a number"))?;
+        .map_err(|_| ExperimentError::Setting(format!("--fpr: '{a}' is not a number")))?;
     let beta: f64 = b
         .parse()
-        .map_err(|_| format!("--fpr: '{b}' is not a number"))?;
-    crate::metrics::RankRange::from_fpr(alpha, beta, 1).map_err(|e| e.to_string())?;
+        .map_err(|_| ExperimentError::Setting(format!("--fpr: '{b}' is not a number")))?;
+    crate::metrics::RankRange::from_fpr(alpha, beta, 1).map_err(ExperimentError::solve)?;
     let (bi, bj) = pair(&args.batch, "batch")?;
     let i: usize = bi
         .parse()
-        .map_err(|_| format!("--batch: '{bi}' is not a count"))?;
+        .map_err(|_| ExperimentError::Setting(format!("--batch: '{bi}' is not a count")))?;
     let j: usize = bj
         .parse()
-        .map_err(|_| format!("--batch: '{bj}' is not a count"))?;
+        .map_err(|_| ExperimentError::Setting(format!("--batch: '{bj}' is not a count")))?;
     if i == 0 || j == 0 {
-        return Err(format!(
+        return Err(ExperimentError::Setting(format!(
             "--batch needs at least 1 positive and 1 negative per step, got {i},{j}"
-        )
-        .into());
+        )));
     }
     for (flag, value) in [
         ("--c", args.c),
@@ -147,26 +149,32 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
         ("--prox-l", args.prox_l),
     ] {
         if !(value.is_finite() && value > 0.0) {
-            return Err(format!("{flag} must be a positive finite number, got {value}").into());
+            return Err(ExperimentError::Setting(format!(
+                "{flag} must be a positive finite number, got {value}"
+            )));
         }
     }
     if args.t_scale == 0 {
-        return Err("--t-scale must be at least 1, got 0".into());
+        return Err(ExperimentError::Setting(
+            "--t-scale must be at least 1, got 0".into(),
+        ));
     }
     if args.budget_epochs.is_none() && args.epochs == 0 {
-        return Err("--epochs must be at least 1, got 0 (nothing would be solved)".into());
+        return Err(ExperimentError::Setting(
+            "--epochs must be at least 1, got 0 (nothing would be solved)".into(),
+        ));
     }
     let (train, test) = load_parts(&args.input, &[0.6, 0.4], args.seed)?;
-    let data = PairData::new(&train.x, &train.y, train.d).map_err(|e| e.to_string())?;
+    let data = PairData::new(&train.x, &train.y, train.d).map_err(ExperimentError::solve)?;
     let w0 = vec![0.0; train.d];
     let start = Instant::now();
     let solver = args.solver.to_ascii_lowercase();
     let budget = match args.budget_epochs {
         Some(e) if e.is_finite() && e > 0.0 => Budget::Epochs(e),
         Some(e) => {
-            return Err(
-                format!("--budget-epochs must be a positive finite number, got {e}").into(),
-            );
+            return Err(ExperimentError::Setting(format!(
+                "--budget-epochs must be a positive finite number, got {e}"
+            )));
         }
         None => Budget::Outer(args.epochs),
     };
@@ -189,7 +197,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
                 common_blocks: args.common_blocks,
                 refresh_steps: 0,
             };
-            agd_sbcd_linear(&data, &w0, &cfg, budget).map_err(|e| e.to_string())?
+            agd_sbcd_linear(&data, &w0, &cfg, budget).map_err(ExperimentError::solve)?
         }
         "dca" | "prox-dca" | "mb" | "subgrad" => {
             let which = match solver.as_str() {
@@ -210,24 +218,25 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
                 j,
                 seed: args.seed,
             };
-            baselines::run(&data, &w0, which, &cfg).map_err(|e| e.to_string())?
+            baselines::run(&data, &w0, which, &cfg).map_err(ExperimentError::solve)?
         }
         other => {
-            return Err(format!(
+            return Err(ExperimentError::Setting(format!(
                 "unknown solver '{other}': expected agd-sbcd, dca, prox-dca, mb, subgrad"
-            )
-            .into());
+            )));
         }
     };
     let seconds = start.elapsed().as_secs_f64();
     let score = |t: &rankrisk_datasets::Tabular| t.scores(&w);
-    let train_pauc = pauc(&score(&train), &train.y, alpha, beta).map_err(|e| e.to_string())?;
+    let train_pauc = pauc(&score(&train), &train.y, alpha, beta).map_err(ExperimentError::solve)?;
     let (test_pauc, test_auc) = match &test {
         Some(t) => {
             let s = score(t);
             (
-                pauc(&s, &t.y, alpha, beta).map_err(|e| format!("test set: {e}"))?,
-                roc_auc(&s, &t.y).map_err(|e| format!("test set: {e}"))?,
+                pauc(&s, &t.y, alpha, beta)
+                    .map_err(|e| ExperimentError::Setting(format!("test set: {e}")))?,
+                roc_auc(&s, &t.y)
+                    .map_err(|e| ExperimentError::Setting(format!("test set: {e}")))?,
             )
         }
         None => (f64::NAN, f64::NAN),
@@ -235,7 +244,7 @@ pub fn fit(args: &FitPaucArgs) -> Result<FitPaucReport, ExperimentError> {
     let objective_at = |w: &[f64]| {
         data.objective_grad(w, args.surrogate, alpha, beta)
             .map(|(f, _)| f)
-            .map_err(|e| e.to_string())
+            .map_err(ExperimentError::solve)
     };
     let (objective, start_objective) = (objective_at(&w)?, objective_at(&w0)?);
     check_divergence(&solver, start_objective, objective, "--c")?;
@@ -271,11 +280,10 @@ pub fn check_divergence(
     flags: &str,
 ) -> Result<(), ExperimentError> {
     if end > DIVERGENCE_FACTOR * start {
-        return Err(format!(
+        return Err(ExperimentError::Diverged(format!(
             "{solver} diverged: the objective grew from {start:.6} at w = 0 to {end:.6e}; \
              lower {flags}"
-        )
-        .into());
+        )));
     }
     Ok(())
 }

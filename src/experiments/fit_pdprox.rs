@@ -65,10 +65,9 @@ impl LossSpec {
     pub fn rank(&self, solver: &str) -> Result<Loss, ExperimentError> {
         match *self {
             LossSpec::Rank(l) => Ok(l),
-            LossSpec::Dual(l) => Err(format!(
+            LossSpec::Dual(l) => Err(ExperimentError::Setting(format!(
                 "the {l} loss is solved by --solver pdprox-dual or pdprox-primal, not {solver}"
-            )
-            .into()),
+            ))),
         }
     }
 
@@ -80,12 +79,11 @@ impl LossSpec {
         match *self {
             LossSpec::Dual(l) => Ok(l),
             LossSpec::Rank(Loss::Hinge) => Ok(DualLoss::Hinge),
-            LossSpec::Rank(l) => Err(format!(
+            LossSpec::Rank(l) => Err(ExperimentError::Setting(format!(
                 "the {l} loss has no bilinear dual (6) with a bounded domain that Pdprox needs \
                  (the pdprox solvers take hinge, generalized-hinge, absolute, eps-insensitive); \
                  use --solver admm"
-            )
-            .into()),
+            ))),
         }
     }
 }
@@ -187,22 +185,22 @@ pub enum StepBoundArg {
 }
 
 /// Group labels for `d` features from `--groups`.
-fn read_groups(spec: &str, d: usize) -> Result<Vec<usize>, String> {
+fn read_groups(spec: &str, d: usize) -> Result<Vec<usize>, ExperimentError> {
     let labels: Vec<String> = if let Some(k) = spec.strip_prefix("size=") {
-        let k: usize = k
-            .parse()
-            .ok()
-            .filter(|&k| k > 0)
-            .ok_or_else(|| format!("--groups size=K needs a positive integer K, got '{k}'"))?;
+        let k: usize = k.parse().ok().filter(|&k| k > 0).ok_or_else(|| {
+            ExperimentError::Setting(format!(
+                "--groups size=K needs a positive integer K, got '{k}'"
+            ))
+        })?;
         (0..d).map(|j| (j / k).to_string()).collect()
     } else {
         let path = Path::new(spec);
         let text = std::fs::read_to_string(path).map_err(|e| {
-            format!(
+            ExperimentError::Setting(format!(
                 "--groups: cannot read {} ({e}); give size=K or a file with one group label \
                  per feature",
                 path.display()
-            )
+            ))
         })?;
         text.split(|c: char| c.is_whitespace() || c == ',')
             .filter(|t| !t.is_empty())
@@ -210,11 +208,11 @@ fn read_groups(spec: &str, d: usize) -> Result<Vec<usize>, String> {
             .collect()
     };
     if labels.len() != d {
-        return Err(format!(
+        return Err(ExperimentError::Setting(format!(
             "--groups gives {} group labels for {d} features (with --intercept the constant \
              feature counts)",
             labels.len()
-        ));
+        )));
     }
     let mut seen: Vec<&str> = Vec::new();
     Ok(labels
@@ -252,15 +250,18 @@ pub fn fit(
     let penalty = match reg {
         RegSpec::Elementwise(r) => {
             if opts.groups.is_some() {
-                return Err("--groups is for --reg group:MU".into());
+                return Err(ExperimentError::Setting(
+                    "--groups is for --reg group:MU".into(),
+                ));
             }
-            Penalty::elementwise(r).map_err(|e| e.to_string())?
+            Penalty::elementwise(r).map_err(ExperimentError::solve)?
         }
         RegSpec::Group { mu } => {
-            let spec = opts
-                .groups
-                .as_deref()
-                .ok_or("--reg group:MU needs --groups size=K or --groups FILE")?;
+            let spec = opts.groups.as_deref().ok_or_else(|| {
+                ExperimentError::Setting(
+                    "--reg group:MU needs --groups size=K or --groups FILE".into(),
+                )
+            })?;
             Penalty::GroupLasso {
                 mu,
                 group: read_groups(spec, train.d)?,
@@ -276,7 +277,7 @@ pub fn fit(
         opts.budget,
         opts.bias,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ExperimentError::solve)?;
     let cfg = PdproxConfig {
         algorithm,
         step_bound: match opts.step_bound {
@@ -287,5 +288,5 @@ pub fn fit(
         max_iter,
         check_every: opts.check_every,
     };
-    Ok(solve(&mut problem, &penalty, &cfg).map_err(|e| e.to_string())?)
+    solve(&mut problem, &penalty, &cfg).map_err(ExperimentError::solve)
 }

@@ -75,13 +75,12 @@ pub fn check_distinct(outputs: &[Output<'_>]) -> Result<(), ExperimentError> {
             Some((group, grid_out, label)) => {
                 let group = *group;
                 if label.len() > MAX_NAME {
-                    return Err(format!(
+                    return Err(ExperimentError::Output(format!(
                         "{run}: grid point {label}: its folder name is {} bytes, more than a \
                          file system takes ({MAX_NAME}); shorten the values (or the keys) of \
                          the grid",
                         label.len()
-                    )
-                    .into());
+                    )));
                 }
                 if !claims
                     .iter()
@@ -124,14 +123,13 @@ pub fn check_distinct(outputs: &[Output<'_>]) -> Result<(), ExperimentError> {
             } else {
                 &b.folder
             };
-            return Err(format!(
+            return Err(ExperimentError::Output(format!(
                 "{} and {}: {shared} {}; each run needs an `out` folder of its own (a second run \
                  would replace the first's model, metrics and config.toml)",
                 b.who,
                 a.who,
                 folder.display()
-            )
-            .into());
+            )));
         }
     }
     Ok(())

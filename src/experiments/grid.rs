@@ -59,12 +59,11 @@ pub fn expand(
             .collect::<Vec<_>>()
             .join(" x ");
         let count = count.map_or("more than 2^64".to_string(), |n| n.to_string());
-        return Err(format!(
+        return Err(ExperimentError::Config(format!(
             "the grid {product} makes {count} points (trainings); a config holds at most \
              {MAX_POINTS} in all ({room} left for this run): make the lists shorter or split \
              the grid"
-        )
-        .into());
+        )));
     }
     let mut points = vec![(table.clone(), GridPoint::new())];
     for (key, value) in table {
@@ -77,16 +76,19 @@ pub fn expand(
             continue;
         }
         if items.is_empty() {
-            return Err(format!("`{key}`: an empty list of grid values").into());
+            return Err(ExperimentError::Config(format!(
+                "`{key}`: an empty list of grid values"
+            )));
         }
         if list_key && nested != items.len() {
-            return Err(format!(
+            return Err(ExperimentError::Config(format!(
                 "`{key}`: a grid over a list key is a list of lists, e.g. [[3], [3, 5]]"
-            )
-            .into());
+            )));
         }
         if matches!(key.as_str(), "task" | "out") {
-            return Err(format!("`{key}` cannot be a grid axis").into());
+            return Err(ExperimentError::Config(format!(
+                "`{key}` cannot be a grid axis"
+            )));
         }
         points = points
             .into_iter()
@@ -230,13 +232,15 @@ pub fn markdown(runs: &[GridRun], chosen: Option<usize>) -> String {
 /// # Errors
 /// A message naming the file that could not be written.
 pub fn save(dir: &Path, runs: &[GridRun], chosen: Option<usize>) -> Result<(), ExperimentError> {
-    let err = |p: &Path, e: &dyn std::fmt::Display| format!("{}: {e}", p.display());
+    let err = |p: &Path, e: &dyn std::fmt::Display| {
+        ExperimentError::Config(format!("{}: {e}", p.display()))
+    };
     std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
     let md = dir.join("grid.md");
     std::fs::write(&md, markdown(runs, chosen)).map_err(|e| err(&md, &e))?;
     let json = dir.join("grid.json");
     let text = serde_json::to_string_pretty(&rows(runs, chosen)).map_err(|e| err(&json, &e))?;
-    Ok(std::fs::write(&json, text).map_err(|e| err(&json, &e))?)
+    std::fs::write(&json, text).map_err(|e| err(&json, &e))
 }
 
 #[cfg(test)]

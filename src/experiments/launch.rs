@@ -68,23 +68,28 @@ pub fn data_label(run: &Run) -> String {
 /// # Errors
 /// As [`run_one`]; a tabular run is refused (it has no summary).
 pub fn run_image(run: &Run) -> Result<RunSummary, ExperimentError> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
     let (out, resume) = match run {
         Run::LongTailed(a) => (&a.out, a.training.resume),
         Run::Chexpert(a) => (&a.out, a.training.resume),
-        Run::Tabular(_) => return Err("a tabular run has no image summary".into()),
+        Run::Tabular(_) => {
+            return Err(ExperimentError::Output(
+                "a tabular run has no image summary".into(),
+            ));
+        }
     };
     // Before anything is written: a second run on a folder in use must not replace the
     // config.toml the first one trains (and `rankrisk eval` scores) by.
-    let _lock = RunLock::acquire(out).map_err(|e| err(&e))?;
+    let _lock = RunLock::acquire(out).map_err(|e| ExperimentError::Output(e.to_string()))?;
     if resume {
         check_resumed_config(out, run)?;
     }
     save_config(out, run)?;
     match run {
-        Run::LongTailed(a) => Ok(a.run().map_err(|e| err(&e))?),
-        Run::Chexpert(a) => Ok(a.run().map_err(|e| err(&e))?),
-        Run::Tabular(_) => Err("a tabular run has no image summary".into()),
+        Run::LongTailed(a) => Ok(a.run()?),
+        Run::Chexpert(a) => Ok(a.run()?),
+        Run::Tabular(_) => Err(ExperimentError::Output(
+            "a tabular run has no image summary".into(),
+        )),
     }
 }
 
@@ -93,18 +98,18 @@ pub fn run_image(run: &Run) -> Result<RunSummary, ExperimentError> {
 /// the classes, the limits, the method and its settings ([`resume::FREE_ON_RESUME`] lists
 /// what may differ). A folder without a saved config is left to the run driver's check of
 /// the checkpoint.
-fn check_resumed_config(out: &Path, run: &Run) -> Result<(), String> {
+fn check_resumed_config(out: &Path, run: &Run) -> Result<(), ExperimentError> {
     let path = out.join("config.toml");
     if !path.is_file() {
         return Ok(());
     }
     let saved = read_config(&path)?;
     let [saved] = saved.as_slice() else {
-        return Err(format!(
+        return Err(ExperimentError::Output(format!(
             "{}: expected the one run of the output folder, found {}",
             path.display(),
             saved.len()
-        ));
+        )));
     };
     let mut now = run.clone();
     resolve(&mut now)?;
@@ -112,13 +117,13 @@ fn check_resumed_config(out: &Path, run: &Run) -> Result<(), String> {
     if diffs.is_empty() {
         return Ok(());
     }
-    Err(format!(
+    Err(ExperimentError::Output(format!(
         "cannot resume the run in {}: it was started with other settings ({}; saved in {}); \
          resume with the same settings, or start a new run in another output folder",
         out.display(),
         diffs.join("; "),
         path.display()
-    ))
+    )))
 }
 
 /// Train one run and return its results rows (one per model). An image run first saves its
@@ -128,7 +133,7 @@ fn check_resumed_config(out: &Path, run: &Run) -> Result<(), String> {
 /// A message for an unwritable output folder, missing data, a bad setting or a refused batch.
 pub fn run_one(run: &Run) -> Result<Vec<ResultRow>, ExperimentError> {
     match run {
-        Run::Tabular(a) => Ok(a.task().run().map_err(|e| e.to_string())?),
+        Run::Tabular(a) => Ok(a.task().run()?),
         image => Ok(vec![row(data_label(image), &run_image(image)?)]),
     }
 }
@@ -158,7 +163,7 @@ pub fn run_example(run: Run) -> std::process::ExitCode {
         }
         writeln!(stdout, "{text}")
             .and_then(|()| stdout.flush())
-            .map_err(|e| ExperimentError::from(format!("cannot write the results: {e}")))
+            .map_err(|e| ExperimentError::Output(format!("cannot write the results: {e}")))
     });
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -171,8 +176,9 @@ pub fn run_example(run: Run) -> std::process::ExitCode {
 
 /// Write `run` (resolved) as `config.toml` into its output folder `out`, where `rankrisk eval`
 /// reads it.
-fn save_config(out: &Path, run: &Run) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+fn save_config(out: &Path, run: &Run) -> Result<(), ExperimentError> {
+    let err =
+        |e: &dyn std::fmt::Display| ExperimentError::Output(format!("{}: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(|e| err(&e))?;
     let mut run = run.clone();
     resolve(&mut run)?;

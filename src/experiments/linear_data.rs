@@ -108,12 +108,11 @@ pub fn load_parts_as(
     seed: u64,
     labels: Labels,
 ) -> Result<(Tabular, Option<Tabular>), ExperimentError> {
-    let err = |e: DataError| e.to_string();
     let (train, test) = match (&args.data, &args.train_file) {
         (Some(name), None) => {
-            let mut all = load_builtin(name).map_err(err)?;
+            let mut all = load_builtin(name)?;
             all.standardize();
-            let mut parts = all.split(fractions, seed).map_err(err)?;
+            let mut parts = all.split(fractions, seed)?;
             let test = parts.pop();
             (parts.swap_remove(0), test)
         }
@@ -123,14 +122,13 @@ pub fn load_parts_as(
                 Some(p) => {
                     let test = read_table(p, Some(train.d), labels, args.format)?;
                     if test.d != train.d {
-                        return Err(format!(
+                        return Err(ExperimentError::Data(format!(
                             "test data has {} features, training data {} ({} vs {})",
                             test.d,
                             train.d,
                             p.display(),
                             path.display()
-                        )
-                        .into());
+                        )));
                     }
                     Some(match labels {
                         Labels::Binary => with_training_labels(test, p, path, args.format)?,
@@ -149,7 +147,11 @@ pub fn load_parts_as(
             }
             (train, test)
         }
-        _ => return Err("give either --data NAME or --train-file FILE".into()),
+        _ => {
+            return Err(ExperimentError::Data(
+                "give either --data NAME or --train-file FILE".into(),
+            ));
+        }
     };
     let (train, test) = if args.intercept {
         (train.with_intercept(), test.map(Tabular::with_intercept))
@@ -157,7 +159,7 @@ pub fn load_parts_as(
         (train, test)
     };
     if !train.targets {
-        train.require_both_classes().map_err(err)?;
+        train.require_both_classes()?;
     }
     Ok((train, test))
 }
@@ -189,7 +191,7 @@ fn with_training_labels(
     let positive = distinct.last().copied().unwrap_or(f64::NAN);
     for (row, &v) in test_values.iter().enumerate() {
         if !distinct.contains(&v) {
-            return Err(format!(
+            return Err(ExperimentError::Data(format!(
                 "{}: the label {v} of row {row} (rows counted from 0) is not one of the \
                  training file's label values ({}) in {}; both files must use the same two values",
                 test_path.display(),
@@ -199,8 +201,7 @@ fn with_training_labels(
                     .collect::<Vec<_>>()
                     .join(", "),
                 train_path.display()
-            )
-            .into());
+            )));
         }
     }
     test.y = test_values
@@ -218,15 +219,16 @@ fn read_table(
 ) -> Result<Tabular, ExperimentError> {
     match rankrisk_datasets::read_table(path, format.forced(), d, LabelColumn::Last, labels) {
         Ok((table, _)) => Ok(table),
-        Err(e @ DataError::Io { .. }) => Err(format!(
+        Err(e @ DataError::Io { .. }) => Err(ExperimentError::Data(format!(
             "{e}; expected a CSV file (a header row, one row per sample, the label in the last \
              column) or a LIBSVM file (`label index:value ...`), such as the LIBSVM sets at \
              https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
-        )
-        .into()),
+        ))),
         Err(e @ DataError::Format { .. }) if format == FileFormat::Auto => {
-            Err(format!("{e}; --format csv|tsv|libsvm reads the file in another format").into())
+            Err(ExperimentError::Data(format!(
+                "{e}; --format csv|tsv|libsvm reads the file in another format"
+            )))
         }
-        Err(e) => Err(e.to_string().into()),
+        Err(e) => Err(e.into()),
     }
 }

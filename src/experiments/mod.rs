@@ -7,8 +7,8 @@
 //! smoke run ([`smoke`]). The binary `rankrisk` adds the subcommands and their printing.
 //!
 //! Errors are [`ExperimentError`]: the typed errors of the layers below as they are, and the
-//! refusals of this layer (a config's syntax, a key, a file, a solver's settings) as a message
-//! naming the file, run, key or value.
+//! refusals of this layer by kind (a setting, a config file, an output path, a linear fit's
+//! data, a diverged solver), each with a message naming the file, run, key or value.
 
 pub mod args;
 pub mod fit_linear;
@@ -34,20 +34,38 @@ pub enum ExperimentError {
     /// The run driver's refusal.
     #[error(transparent)]
     Run(#[from] RunError),
-    /// A refusal of this layer, naming the file, run, key or value.
+    /// A command-line setting refused (a flag out of its range, a flag of another solver, an
+    /// unknown solver), naming the flag and the value.
     #[error("{0}")]
-    Invalid(String),
+    Setting(String),
+    /// A config file refused (its syntax, a run table, a key, a grid), naming the file, the
+    /// run and the key.
+    #[error("{0}")]
+    Config(String),
+    /// An output path refused (a folder shared by two runs, a report that would replace its
+    /// input, a folder in use by another run's settings), naming the path.
+    #[error("{0}")]
+    Output(String),
+    /// The data of a linear fit refused (files that disagree, no data named), naming the
+    /// file, row or value.
+    #[error("{0}")]
+    Data(String),
+    /// A data set or file that could not be read or is not fit to train on.
+    #[error(transparent)]
+    Read(#[from] rankrisk_datasets::DataError),
+    /// A typed refusal of a solver or metric of the layers below (ADMM, AGD-SBCD and the
+    /// pAUC baselines, Pdprox, the metrics, the specs), kept as its source.
+    #[error(transparent)]
+    Solve(Box<dyn std::error::Error + Send + Sync>),
+    /// A solver whose objective grew without bound, with the flags that would help.
+    #[error("{0}")]
+    Diverged(String),
 }
 
-impl From<String> for ExperimentError {
-    fn from(message: String) -> Self {
-        ExperimentError::Invalid(message)
-    }
-}
-
-impl From<&str> for ExperimentError {
-    fn from(message: &str) -> Self {
-        ExperimentError::Invalid(message.to_string())
+impl ExperimentError {
+    /// [`ExperimentError::Solve`] of `e`.
+    pub fn solve(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ExperimentError::Solve(Box::new(e))
     }
 }
 

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 /// parent folder, no permission, a read-only file system.
 pub fn check_file(path: &Path, what: &str) -> Result<(), ExperimentError> {
     let err =
-        |reason: String| ExperimentError::from(format!("{what} {}: {reason}", path.display()));
+        |reason: String| ExperimentError::Output(format!("{what} {}: {reason}", path.display()));
     if path.as_os_str().is_empty() {
-        return Err(format!("{what}: an empty path").into());
+        return Err(ExperimentError::Output(format!("{what}: an empty path")));
     }
     if path.is_dir() {
         return Err(err("is a folder; give a file name".into()));
@@ -65,12 +65,11 @@ pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), Exp
         .iter()
         .find(|input| input.canonicalize().is_ok_and(|i| i == out))
     {
-        Some(input) => Err(format!(
+        Some(input) => Err(ExperimentError::Output(format!(
             "{what} {}: is the input file {}; writing the report would replace it",
             path.display(),
             input.display()
-        )
-        .into()),
+        ))),
         None => Ok(()),
     }
 }
@@ -85,9 +84,9 @@ pub fn check_output(path: &Path, what: &str, inputs: &[&Path]) -> Result<(), Exp
 /// of one of its folders, no permission, a read-only file system.
 pub fn check_folder(path: &Path, what: &str) -> Result<(), ExperimentError> {
     let err =
-        |reason: String| ExperimentError::from(format!("{what}: {}: {reason}", path.display()));
+        |reason: String| ExperimentError::Output(format!("{what}: {}: {reason}", path.display()));
     if path.as_os_str().is_empty() {
-        return Err(format!("{what}: an empty path").into());
+        return Err(ExperimentError::Output(format!("{what}: an empty path")));
     }
     let mut existing: PathBuf = path.to_path_buf();
     while !existing.exists() {

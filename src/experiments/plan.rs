@@ -90,34 +90,52 @@ pub fn parse_config(text: &str, json: bool, origin: &str) -> Result<Vec<Run>, Ex
 /// As [`parse_config`]; also a grid on a tabular run (it has no validation pAUC to choose by).
 pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, ExperimentError> {
     let value: Value = if json {
-        serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?
+        serde_json::from_str(text).map_err(|e| ExperimentError::Config(format!("{origin}: {e}")))?
     } else {
-        let t: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
-        refuse_non_finite(&t).map_err(|e| format!("{origin}: {e}"))?;
-        serde_json::to_value(t).map_err(|e| format!("{origin}: {e}"))?
+        toml_value(parse_toml(text, origin)?, origin)?
     };
+    plan_value(value, origin)
+}
+
+/// A config's TOML text as a table, naming `origin` in a syntax error.
+fn parse_toml(text: &str, origin: &str) -> Result<toml::Table, ExperimentError> {
+    toml::from_str(text).map_err(|e| ExperimentError::Config(format!("{origin}: {e}")))
+}
+
+/// A parsed TOML config as the JSON value [`plan_value`] reads, refusing `nan` and `inf`.
+fn toml_value(t: toml::Table, origin: &str) -> Result<Value, ExperimentError> {
+    let bad = |e: &dyn std::fmt::Display| ExperimentError::Config(format!("{origin}: {e}"));
+    refuse_non_finite(&t).map_err(|e| bad(&e))?;
+    serde_json::to_value(t).map_err(|e| bad(&e))
+}
+
+/// The planned runs of a parsed config (see [`parse_plan`]).
+fn plan_value(value: Value, origin: &str) -> Result<Vec<Planned>, ExperimentError> {
     let Value::Object(top) = value else {
-        return Err(format!("{origin}: expected a table of settings").into());
+        return Err(ExperimentError::Config(format!(
+            "{origin}: expected a table of settings"
+        )));
     };
     let tables: Vec<Value> = match (top.get("run"), top.contains_key("task")) {
         (Some(Value::Array(runs)), false) if top.len() == 1 => runs.clone(),
         (None, true) => vec![Value::Object(top)],
         _ => {
-            return Err(format!(
+            return Err(ExperimentError::Config(format!(
                 "{origin}: expected either one run (a `task` key and its settings) or only \
                  `[[run]]` tables"
-            )
-            .into());
+            )));
         }
     };
     if tables.is_empty() {
-        return Err(format!("{origin}: no runs").into());
+        return Err(ExperimentError::Config(format!("{origin}: no runs")));
     }
     let mut plan = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         let at = format!("{origin}: run {}", i + 1);
         let room = grid::MAX_POINTS - plan.len();
-        plan.extend(plan_table(t, i, room).map_err(|e| format!("{at}: {e}"))?);
+        plan.extend(
+            plan_table(t, i, room).map_err(|e| ExperimentError::Config(format!("{at}: {e}")))?,
+        );
     }
     let labels: Vec<Option<String>> = plan
         .iter()
@@ -140,14 +158,15 @@ pub fn parse_plan(text: &str, json: bool, origin: &str) -> Result<Vec<Planned>, 
             })
         })
         .collect();
-    folders::check_distinct(&outputs).map_err(|e| format!("{origin}: {e}"))?;
+    folders::check_distinct(&outputs)
+        .map_err(|e| ExperimentError::Config(format!("{origin}: {e}")))?;
     Ok(plan)
 }
 
 /// Refuse a `nan` or `inf` in a TOML config (JSON has none), naming the run and the key: no
 /// setting takes a non-finite number, and JSON, through which a config is read, cannot hold
 /// one.
-fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
+fn refuse_non_finite(top: &toml::Table) -> Result<(), ExperimentError> {
     fn first(v: &toml::Value) -> Option<f64> {
         match v {
             toml::Value::Float(f) if !f.is_finite() => Some(*f),
@@ -156,7 +175,7 @@ fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
             _ => None,
         }
     }
-    let check = |run: usize, table: &toml::Table| -> Result<(), String> {
+    let check = |run: usize, table: &toml::Table| -> Result<(), ExperimentError> {
         for (key, value) in table {
             if let Some(f) = first(value) {
                 let shown = if f.is_nan() {
@@ -166,10 +185,10 @@ fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
                 } else {
                     "-inf"
                 };
-                return Err(format!(
+                return Err(ExperimentError::Config(format!(
                     "run {run}: {key}: the value {shown} is not finite (every setting takes a \
                      finite number)"
-                ));
+                )));
             }
         }
         Ok(())
@@ -188,19 +207,25 @@ fn refuse_non_finite(top: &toml::Table) -> Result<(), String> {
 }
 
 /// The planned runs of one run table (`group` is its index in the config).
-fn plan_table(table: &Value, group: usize, room: usize) -> Result<Vec<Planned>, String> {
+fn plan_table(table: &Value, group: usize, room: usize) -> Result<Vec<Planned>, ExperimentError> {
     let Value::Object(map) = table else {
-        return Err("expected a table of settings".into());
+        return Err(ExperimentError::Config(
+            "expected a table of settings".into(),
+        ));
     };
     let task = match map.get("task") {
         Some(Value::String(t)) => t.clone(),
-        _ => return Err("no `task` key (long-tailed, chexpert or tabular)".into()),
+        _ => {
+            return Err(ExperimentError::Config(
+                "no `task` key (long-tailed, chexpert or tabular)".into(),
+            ));
+        }
     };
     let points = grid::expand(map, |key| takes_list(&task, key), room)?;
     let mut plan = Vec::new();
     for (table, point) in points {
         let mut run = OneRun::try_parse_from(to_argv(&task, &table)?)
-            .map_err(|e| clap_message(&e))?
+            .map_err(|e| ExperimentError::Config(clap_message(&e)))?
             .run;
         let grid = if point.is_empty() {
             None
@@ -209,9 +234,11 @@ fn plan_table(table: &Value, group: usize, room: usize) -> Result<Vec<Planned>, 
                 Run::LongTailed(a) => &mut a.out,
                 Run::Chexpert(a) => &mut a.out,
                 Run::Tabular(_) => {
-                    return Err("a grid needs an image task (long-tailed or chexpert): a \
-                                tabular run has no validation pAUC to choose by"
-                        .into());
+                    return Err(ExperimentError::Config(
+                        "a grid needs an image task (long-tailed or chexpert): a tabular run \
+                         has no validation pAUC to choose by"
+                            .into(),
+                    ));
                 }
             };
             let base = out.clone();
@@ -255,16 +282,16 @@ fn flag_name(key: &str) -> String {
 }
 
 /// The command line equivalent to a run's table (grids expanded: one value per key).
-fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, String> {
+fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, ExperimentError> {
     let mut argv = vec!["config".to_string(), task.to_string()];
     for (key, value) in map.iter().filter(|(k, _)| *k != "task") {
         let flag = format!("--{}", flag_name(key));
         let scalar = |v: &Value| match v {
             Value::String(s) => Ok(s.clone()),
             Value::Number(n) => Ok(n.to_string()),
-            _ => Err(format!(
+            _ => Err(ExperimentError::Config(format!(
                 "`{key}`: expected a string or a number in the list"
-            )),
+            ))),
         };
         // `--flag=value`, so that a value starting with `-` is read as the value (and a
         // negative budget is refused by the flag's own check).
@@ -275,21 +302,24 @@ fn to_argv(task: &str, map: &Map<String, Value>) -> Result<Vec<String>, String> 
             Value::String(_) | Value::Number(_) => argv.push(pair(scalar(value)?)),
             // An empty list would silently mean the default (`positive = []` is class 3).
             Value::Array(items) if items.is_empty() => {
-                return Err(format!(
+                return Err(ExperimentError::Config(format!(
                     "`{key}`: an empty list; leave the key out for its default"
-                ));
+                )));
             }
             Value::Array(items) => {
-                let parts: Result<Vec<String>, String> = items.iter().map(scalar).collect();
+                let parts: Result<Vec<String>, ExperimentError> =
+                    items.iter().map(scalar).collect();
                 argv.push(pair(parts?.join(",")));
             }
             Value::Null => {
-                return Err(format!(
+                return Err(ExperimentError::Config(format!(
                     "`{key}`: null is not a value (leave the key out for its default)"
-                ));
+                )));
             }
             Value::Object(_) => {
-                return Err(format!("`{key}`: expected a value, found a table"));
+                return Err(ExperimentError::Config(format!(
+                    "`{key}`: expected a value, found a table"
+                )));
             }
         }
     }
@@ -352,15 +382,15 @@ pub fn resolve(run: &mut Run) -> Result<(), ExperimentError> {
     // it themselves.
     let from_key = training.backend.backend.is_some();
     training.backend.backend = Some(training.backend.resolve().map_err(|e| {
-        if from_key {
+        ExperimentError::Config(if from_key {
             format!("backend: {e}")
         } else {
             e.to_string()
-        }
+        })
     })?);
     *training = training.clone().resolved();
     // Every run of a config is checked before the first one trains.
-    Ok(training.validate().map_err(|e| e.to_string())?)
+    Ok(training.validate()?)
 }
 
 /// The runs as a config file (TOML) that `rankrisk train` reads back to the same runs.
@@ -368,7 +398,7 @@ pub fn resolve(run: &mut Run) -> Result<(), ExperimentError> {
 /// # Errors
 /// A message if a setting cannot be written as TOML.
 pub fn to_toml(runs: &[Run]) -> Result<String, ExperimentError> {
-    Ok(toml::to_string(&Resolved { run: runs }).map_err(|e| e.to_string())?)
+    toml::to_string(&Resolved { run: runs }).map_err(|e| ExperimentError::Config(e.to_string()))
 }
 
 /// The runs of a run folder's saved `config.toml` (for `eval` and `--resume`). Folders saved
@@ -376,26 +406,20 @@ pub fn to_toml(runs: &[Run]) -> Result<String, ExperimentError> {
 /// meant the default when they were written: those keys are read as left out, where a
 /// config a user writes is refused for them.
 pub fn read_config(path: &Path) -> Result<Vec<Run>, ExperimentError> {
-    let text = read_config_text(path)?;
-    let text = match toml::from_str::<toml::Table>(&text) {
-        Ok(mut top) => {
-            let drop_empty = |t: &mut toml::Table| {
-                t.retain(|_, v| !matches!(v, toml::Value::Array(a) if a.is_empty()));
-            };
-            drop_empty(&mut top);
-            if let Some(toml::Value::Array(runs)) = top.get_mut("run") {
-                for r in runs.iter_mut() {
-                    if let toml::Value::Table(t) = r {
-                        drop_empty(t);
-                    }
-                }
-            }
-            toml::to_string(&top).map_err(|e| format!("{}: {e}", path.display()))?
-        }
-        // Not TOML: the parser below names the error.
-        Err(_) => text,
+    let origin = path.display().to_string();
+    let mut top = parse_toml(&read_config_text(path)?, &origin)?;
+    let drop_empty = |t: &mut toml::Table| {
+        t.retain(|_, v| !matches!(v, toml::Value::Array(a) if a.is_empty()));
     };
-    let plan = parse_plan(&text, false, &path.display().to_string())?;
+    drop_empty(&mut top);
+    if let Some(toml::Value::Array(runs)) = top.get_mut("run") {
+        for r in runs.iter_mut() {
+            if let toml::Value::Table(t) = r {
+                drop_empty(t);
+            }
+        }
+    }
+    let plan = plan_value(toml_value(top, &origin)?, &origin)?;
     Ok(plan.into_iter().map(|p| p.run).collect())
 }
 
@@ -413,15 +437,15 @@ pub fn read_plan(path: &Path) -> Result<Vec<Planned>, ExperimentError> {
 }
 
 /// The text of a config file, naming the file and what it should hold when it cannot be read.
-fn read_config_text(path: &Path) -> Result<String, String> {
+fn read_config_text(path: &Path) -> Result<String, ExperimentError> {
     rankrisk_datasets::read_text(path).map_err(|e| match e {
-        rankrisk_datasets::DataError::Io { source: e, .. } => format!(
+        rankrisk_datasets::DataError::Io { source: e, .. } => ExperimentError::Config(format!(
             "cannot read {}: {e}; expected a TOML or JSON config with a `task` key or \
                  [[run]] tables (docs/GUIDE.md, \"Training from a config\"; `rankrisk train` \
                  without a file runs the built-in default, `--dry-run` prints it)",
             path.display()
-        ),
-        other => other.to_string(),
+        )),
+        other => other.into(),
     })
 }
 
