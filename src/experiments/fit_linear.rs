@@ -243,7 +243,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                 args.max_iter,
                 args.tol.unwrap_or(1e-4),
             )?;
-            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
+            let history = serde_json::to_value(&res.history)
+                .map_err(|e| ExperimentError::Output(format!("the history as JSON: {e}")))?;
             convergence = Some((res.converged, [f64::NAN; 2]));
             let (w, objective) = res.best();
             let iterate = if res.last_is_better() {
@@ -275,7 +276,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
             let data =
                 LinearData::new(&train.x, &train.y, train.d).map_err(ExperimentError::solve)?;
             let res = linear::solve(&data, &cfg, None).map_err(ExperimentError::solve)?;
-            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
+            let history = serde_json::to_value(&res.history)
+                .map_err(|e| ExperimentError::Output(format!("the history as JSON: {e}")))?;
             convergence = Some((res.converged, [res.primal_relative, res.dual_relative]));
             admm_gap = res.gap.map(|g| g * res.objective);
             (res.w, res.objective, res.iterations, None, history)
@@ -320,7 +322,8 @@ pub fn fit(args: &FitLinearArgs) -> Result<FitLinearReport, ExperimentError> {
                     cfg.lr,
                 )
             };
-            let history = serde_json::to_value(&res.history).map_err(ExperimentError::solve)?;
+            let history = serde_json::to_value(&res.history)
+                .map_err(|e| ExperimentError::Output(format!("the history as JSON: {e}")))?;
             (res.w, res.objective, res.history.len(), Some(lr), history)
         }
         other => {
