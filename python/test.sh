@@ -8,7 +8,8 @@
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
 # own (RANKRISK_TORCH_VENV, default target/python-torch-venv) with torch from PyPI (with its
 # CUDA libraries: 5.3 GB, 3 min 45 s on this project's machine) and LibAUC 2.0.1 without its
-# dependencies (its losses need tqdm only): when they do not install within
+# dependencies (importing its losses needs tqdm, scipy and scikit-learn, not torchvision, pandas
+# or the rest of its list): when they do not install within
 # RANKRISK_TORCH_INSTALL_S seconds (default 480) the tests are skipped with a message, so that
 # a slow mirror cannot make CI run out of time. Without the variable they are skipped (a user's
 # test run downloads no torch).
@@ -35,7 +36,7 @@ if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
     start=$(date +%s)
     if timeout "${RANKRISK_TORCH_INSTALL_S:-480}" bash -c '
         "$1" -m pip install -q --disable-pip-version-check torch "maturin>=1.16,<2" "numpy>=1.21" \
-            pytest tqdm &&
+            pytest tqdm scipy "scikit-learn>=1.2" &&
         "$1" -m pip install -q --disable-pip-version-check --no-deps libauc==2.0.1' _ "$tpy"; then
         echo "python/test.sh: torch and LibAUC installed in $(( $(date +%s) - start )) s"
         PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="${RANKRISK_PY_TARGET:-python/target}" \
