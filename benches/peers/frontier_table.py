@@ -7,7 +7,9 @@ scores_test_epochE.csv).
 Where the first seed holds runs at several learning rates (frontier_seeds.sh's grid, folders
 ours@lrX and libauc@lrX beside ours and libauc at the default 1e-3), each method's row is the
 rate with the best validation pAUC[0.05, 0.5] on that seed (the runs' own model selection),
-named in the lr column; the other seeds count only at that rate. Runs of
+named in the lr column; the other seeds count only at that rate. With --per-seed
+(frontier_seeds.sh's PER_SEED_GRID=1: every seed ran the grid) each seed's row takes that
+seed's own best rate, and the lr column lists the rates seed by seed. Runs of
 benches/peers/warm_start.sh (folder warm-ce: one pass of CE, then one of the method from CE's
 model) are the rows "ours METHOD after CE".
 
@@ -75,7 +77,12 @@ def best_val(run, side):
 def choose(out, data, first_seed):
     """{(side, method): lr} with the best validation pAUC on the first seed, over the rates
     present there."""
-    seed_dir = os.path.join(out, data, f"seed{first_seed}")
+    return choose_in(os.path.join(out, data, f"seed{first_seed}"))
+
+
+def choose_in(seed_dir):
+    """{(side, method): lr} with the best validation pAUC in one seed's folder, over the rates
+    present there."""
     picks = {}
     for side, methods in (("ours", OURS), ("libauc", LIBAUC)):
         for g in sorted(glob.glob(os.path.join(seed_dir, side + "*"))):
@@ -96,6 +103,8 @@ def main():
     ap.add_argument("--rankrisk", default="target/release/rankrisk")
     ap.add_argument("--choose", metavar="DATA", help="print the chosen rates of DATA and exit")
     ap.add_argument("--first-seed", default="0", help="the seed the grid ran on")
+    ap.add_argument("--per-seed", action="store_true",
+                    help="each seed its own best rate per method (every seed ran the grid)")
     args = ap.parse_args()
     if args.choose:
         for (side, m), lr in sorted(choose(args.out, args.choose, args.first_seed).items()):
@@ -110,19 +119,21 @@ def main():
         picks = choose(args.out, data, seeds[0].rsplit("seed", 1)[1]) if seeds else {}
         lr_of = {}
         for seed_dir in sorted(glob.glob(os.path.join(args.out, data, "seed*"))):
+            if args.per_seed:
+                picks = choose_in(seed_dir)
             cols, labels = {}, None
             for m in OURS:
                 lr = picks.get(("ours", m), "1e-3")
                 p = os.path.join(seed_dir, group("ours", lr), m, "scores_test.csv")
                 if os.path.exists(p):
                     labels, cols[f"ours {m}"] = scores(p)
-                    lr_of[f"ours {m}"] = lr
+                    lr_of.setdefault(f"ours {m}", []).append(lr)
             for m in OURS[1:]:
                 # benches/peers/warm_start.sh: one pass of CE, then one of the method from it.
                 p = os.path.join(seed_dir, "warm-ce", m, "scores_test.csv")
                 if os.path.exists(p):
                     labels, cols[f"ours {m} after CE"] = scores(p)
-                    lr_of[f"ours {m} after CE"] = "1e-3"
+                    lr_of.setdefault(f"ours {m} after CE", []).append("1e-3")
             for m in LIBAUC:
                 lr = picks.get(("libauc", m), "1e-3")
                 run = os.path.join(seed_dir, group("libauc", lr), m)
@@ -131,7 +142,7 @@ def main():
                     labs, cols[f"LibAUC {m}"] = scores(
                         os.path.join(run, f"scores_test_epoch{e}.csv"))
                     labels = labels or labs
-                    lr_of[f"LibAUC {m}"] = lr
+                    lr_of.setdefault(f"LibAUC {m}", []).append(lr)
             if not cols:
                 continue
             for c, f in figures(args.rankrisk, labels, cols).items():
@@ -141,7 +152,9 @@ def main():
                 v = [r[key] for r in rows]
                 sd = statistics.stdev(v) if len(v) > 1 else 0.0
                 return f"{statistics.mean(v):.4f} ({sd:.4f})"
-            print(f"| {data} | {c} | {lr_of[c]} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |")
+            rates = lr_of[c]
+            lr = rates[0] if len(set(rates)) == 1 else " ".join(rates)
+            print(f"| {data} | {c} | {lr} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |")
 
 
 if __name__ == "__main__":
