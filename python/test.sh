@@ -20,10 +20,12 @@ venv="${RANKRISK_PY_VENV:-target/python-venv}"
 py="$(cd "$venv" && pwd)/bin/python"
 "$py" -m pip install -q --disable-pip-version-check "maturin>=1.16,<2" "numpy>=1.21" pytest \
     "scikit-learn>=1.2"
+# The extension's own target folder, so that a Burn build's is not touched, made absolute:
+# maturin runs cargo inside python/, where a relative one would land in python/python/.
+pytarget="$(realpath -m "${RANKRISK_PY_TARGET:-python/target}")"
 start=$(date +%s)
-# The extension's own target folder, so that a Burn build's is not touched; maturin from the
-# venv (no build isolation: nothing more is downloaded for the build).
-PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="${RANKRISK_PY_TARGET:-python/target}" "$py" -m pip install -q \
+# maturin from the venv (no build isolation: nothing more is downloaded for the build).
+PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="$pytarget" "$py" -m pip install -q \
     --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
 echo "python/test.sh: wheel built and installed in $(( $(date +%s) - start )) s"
 cli="${RANKRISK_CLI:-${CARGO_TARGET_DIR:-target}/release/rankrisk}"
@@ -39,7 +41,7 @@ if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
             pytest tqdm scipy "scikit-learn>=1.2" &&
         "$1" -m pip install -q --disable-pip-version-check --no-deps libauc==2.0.1' _ "$tpy"; then
         echo "python/test.sh: torch and LibAUC installed in $(( $(date +%s) - start )) s"
-        PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="${RANKRISK_PY_TARGET:-python/target}" \
+        PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="$pytarget" \
             "$tpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
             --force-reinstall ./python
         "$tpy" -m pytest -q python/tests/test_torch.py
