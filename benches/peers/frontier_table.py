@@ -116,11 +116,10 @@ def main():
                        os.path.isdir(os.path.join(args.out, d))):
         per = {}
         seeds = sorted(glob.glob(os.path.join(args.out, data, "seed*")))
-        picks = choose(args.out, data, seeds[0].rsplit("seed", 1)[1]) if seeds else {}
+        first_picks = choose_in(seeds[0]) if seeds and not args.per_seed else {}
         lr_of = {}
-        for seed_dir in sorted(glob.glob(os.path.join(args.out, data, "seed*"))):
-            if args.per_seed:
-                picks = choose_in(seed_dir)
+        for seed_dir in seeds:
+            picks = choose_in(seed_dir) if args.per_seed else first_picks
             cols, labels = {}, None
             for m in OURS:
                 lr = picks.get(("ours", m), "1e-3")
