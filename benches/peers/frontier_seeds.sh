@@ -23,7 +23,9 @@
 # interrupted sweep continues where it stopped.
 # DATASETS default "fashion-mnist mnist fashion-mnist:6": DATA or DATA:CLASS (the positive
 # class, default 3: dresses, the digit 3; fashion-mnist:6, shirts, is the harder task, in
-# OUT/fashion-mnist-6). SEEDS default "0 1 2". The binaries are copied to
+# OUT/fashion-mnist-6). SEEDS default "0 1 2". With DIGEST=FILE (frontier_table.py --digest)
+# the runs FILE holds are not run again, the finished ones are added to it, and the table is
+# made from it: a sweep carried over to a fresh machine by committing FILE. The binaries are copied to
 # OUT/bin first, so that a rebuild during the sweep does not change them. Measured on this
 # project's 2-core machine: about 2 minutes per run, 20 per data set and seed at one rate.
 set -euo pipefail
@@ -51,6 +53,11 @@ ours="${7:-ce sota-s staco pauci pauci-descent upauci upauci-exact}"
 source benches/peers/method_args.sh
 # The folder of one run's method group: ours or libauc, with @lrX unless X is the default.
 group() { if [ "$2" = 1e-3 ]; then echo "$1"; else echo "$1@lr$2"; fi; }
+digest="${DIGEST:-}"
+# done_run KEY FOLDER: the run finished here, or its figures are in DIGEST.
+done_run() {
+    [ -f "$2/summary.json" ] || { [ -n "$digest" ] && [ -f "$digest" ] && grep -qF "\"$1\":" "$digest"; }
+}
 # run_seed NAME DATA POSITIVE SEED "METHOD:LR ..." "LIBAUC-METHOD:LR ..."
 run_seed() {
     local dir="$out/$1/seed$4" m lr
@@ -59,8 +66,9 @@ run_seed() {
     [ -f "$dir/split.json" ] || "$out/bin/export_split" "${task[@]}" --json "$dir/split.json"
     for pair in $5; do
         m="${pair%%:*}" lr="${pair#*:}"
-        local run="$dir/$(group ours "$lr")/$m"
-        [ -f "$run/summary.json" ] && continue
+        local key="$1/seed$4/$(group ours "$lr")/$m"
+        local run="$out/$key"
+        done_run "$key" "$run" && continue
         echo "== $1 seed $4: ours $m lr $lr"
         # shellcheck disable=SC2046
         RAYON_NUM_THREADS=2 "$out/bin/cifar_lt" "${task[@]}" --epochs "$epochs" \
@@ -73,7 +81,7 @@ run_seed() {
         for pair in $6; do
             [ "${pair#*:}" = "$lr" ] || continue
             m="${pair%%:*}"
-            [ -f "$dir/$g/$m/summary.json" ] || missing+=("$m")
+            done_run "$1/seed$4/$g/$m" "$dir/$g/$m" || missing+=("$m")
         done
         [ ${#missing[@]} -gt 0 ] || continue
         echo "== $1 seed $4: LibAUC ${missing[*]} lr $lr"
@@ -101,13 +109,14 @@ for entry in $datasets; do
             continue
         fi
         chosen="$(python3 benches/peers/frontier_table.py --out "$out" --choose "$name" \
-            --first-seed "$first")"
+            --first-seed "$first" ${digest:+--digest "$digest"})"
         run_seed "$name" "$data" "$positive" "$seed" \
             "$(echo "$chosen" | awk '$1 == "ours" {print $2 ":" $3}')" \
             "$(echo "$chosen" | awk '$1 == "libauc" {print $2 ":" $3}')"
     done
 done
-per_seed=()
-[ "${PER_SEED_GRID:-0}" = 1 ] && per_seed=(--per-seed)
+flags=()
+[ "${PER_SEED_GRID:-0}" = 1 ] && flags+=(--per-seed)
+[ -n "$digest" ] && flags+=(--digest "$digest" --validation)
 python3 benches/peers/frontier_table.py --out "$out" --rankrisk "$out/bin/rankrisk" \
-    "${per_seed[@]}" | tee "$out/table.md"
+    "${flags[@]}" | tee "$out/table.md"

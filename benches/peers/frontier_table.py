@@ -15,8 +15,14 @@ model) are the rows "ours METHOD after CE".
 
     python3 benches/peers/frontier_table.py --out out/frontier --rankrisk target/release/rankrisk
     python3 benches/peers/frontier_table.py --out out/frontier --choose mnist --first-seed 0
+    python3 benches/peers/frontier_table.py --out out/frontier --digest FILE --per-seed --validation
 
-The second prints the chosen rate per method, one "SIDE METHOD LR" line each.
+The second prints the chosen rate per method, one "SIDE METHOD LR" line each. The third keeps
+each run's figures (its best validation pAUC[0.05, 0.5] and the three test figures) in FILE,
+adds the finished runs under OUT that FILE lacks, and makes the table from FILE: a sweep longer
+than one machine's life goes on elsewhere from the committed FILE (frontier_seeds.sh's DIGEST
+skips the runs it holds) and its table needs no run folders. --validation adds the mean (std)
+of the runs' best validation pAUC[0.05, 0.5] as a last column.
 """
 import argparse
 import glob
@@ -74,26 +80,80 @@ def best_val(run, side):
     return max(h["val_pauc"] for h in d["history"])
 
 
-def choose(out, data, first_seed):
-    """{(side, method): lr} with the best validation pAUC on the first seed, over the rates
-    present there."""
-    return choose_in(os.path.join(out, data, f"seed{first_seed}"))
+def test_scores(run, side):
+    """(labels, scores) of one finished run's best validation point on the test split."""
+    if side == "libauc":
+        e = json.load(open(os.path.join(run, "summary.json")))["best_epoch"]
+        return scores(os.path.join(run, f"scores_test_epoch{e}.csv"))
+    return scores(os.path.join(run, "scores_test.csv"))
 
 
-def choose_in(seed_dir):
-    """{(side, method): lr} with the best validation pAUC in one seed's folder, over the rates
-    present there."""
-    picks = {}
-    for side, methods in (("ours", OURS), ("libauc", LIBAUC)):
-        for g in sorted(glob.glob(os.path.join(seed_dir, side + "*"))):
+def finished_runs(out):
+    """{key: (side, folder)} of every finished run under OUT; a key is
+    DATA/seedS/GROUP/METHOD, GROUP one of ours, ours@lrX, libauc, libauc@lrX, warm-ce."""
+    runs = {}
+    for seed_dir in sorted(glob.glob(os.path.join(out, "*", "seed*"))):
+        for g in sorted(glob.glob(os.path.join(seed_dir, "*"))):
+            name = os.path.basename(g)
             if not os.path.isdir(g):
                 continue
-            name = os.path.basename(g)
+            side = "libauc" if name.startswith("libauc") else "ours"
+            for m in LIBAUC if side == "libauc" else OURS:
+                run = os.path.join(g, m)
+                if os.path.exists(os.path.join(run, "summary.json")):
+                    runs[os.path.relpath(run, out)] = (side, run)
+    return runs
+
+
+def records(out, digest=None, rankrisk=None):
+    """{key: {"val": best validation pAUC[0.05, 0.5], and with `rankrisk` "p03", "p0505",
+    "two": the test figures}} of the runs in `digest` (a JSON file this function wrote,
+    which keeps a sweep's figures after its folders are gone) and of the finished runs under
+    OUT that it lacks. With `rankrisk` and `digest`, the new runs are added to the file."""
+    rec = {}
+    if digest and os.path.exists(digest):
+        rec = json.load(open(digest))
+    new = {k: v for k, v in finished_runs(out).items() if k not in rec}
+    by_seed = {}
+    for k, (side, run) in new.items():
+        rec[k] = {"val": best_val(run, side)}
+        by_seed.setdefault(os.path.dirname(os.path.dirname(k)), []).append(k)
+    if rankrisk is None:
+        return rec
+    for keys in by_seed.values():
+        cols, labels = {}, None
+        for k in keys:
+            side, run = new[k]
+            labels, cols[k] = test_scores(run, side)
+        for k, f in figures(rankrisk, labels, cols).items():
+            rec[k].update(f)
+    if digest and new:
+        with open(digest, "w") as f:
+            json.dump(rec, f, indent=1, sort_keys=True)
+            f.write("\n")
+    return rec
+
+
+def choose(out, data, first_seed, digest=None):
+    """{(side, method): lr} with the best validation pAUC on the first seed, over the rates
+    present there (its runs under OUT and in `digest`)."""
+    return choose_in(records(out, digest), f"{data}/seed{first_seed}")
+
+
+def choose_in(rec, seed):
+    """{(side, method): lr} with the best validation pAUC of one seed (DATA/seedS), over the
+    rates present there."""
+    groups = sorted({k.split("/")[2] for k in rec if k.startswith(seed + "/")})
+    picks = {}
+    for side, methods in (("ours", OURS), ("libauc", LIBAUC)):
+        for name in groups:
+            if not name.startswith(side):
+                continue
             lr = name.split("@lr", 1)[1] if "@lr" in name else "1e-3"
             for m in methods:
-                v = best_val(os.path.join(g, m), side)
-                if v is not None and (v > picks.get((side, m), (None, -1.0))[1]):
-                    picks[(side, m)] = (lr, v)
+                r = rec.get(f"{seed}/{name}/{m}")
+                if r is not None and r["val"] > picks.get((side, m), (None, -1.0))[1]:
+                    picks[(side, m)] = (lr, r["val"])
     return {k: lr for k, (lr, _) in picks.items()}
 
 
@@ -105,47 +165,44 @@ def main():
     ap.add_argument("--first-seed", default="0", help="the seed the grid ran on")
     ap.add_argument("--per-seed", action="store_true",
                     help="each seed its own best rate per method (every seed ran the grid)")
+    ap.add_argument("--digest", metavar="FILE",
+                    help="a JSON file of each run's validation and test figures: read, the "
+                    "finished runs under OUT it lacks added, the table made from it")
+    ap.add_argument("--validation", action="store_true",
+                    help="a last column: the mean (std) of the runs' best validation pAUC")
     args = ap.parse_args()
     if args.choose:
-        for (side, m), lr in sorted(choose(args.out, args.choose, args.first_seed).items()):
+        for (side, m), lr in sorted(choose(args.out, args.choose, args.first_seed,
+                                               args.digest).items()):
             print(side, m, lr)
         return
-    print("| data | method | lr | seeds | pAUC[0, 0.3] | pAUC[0.05, 0.5] | two-way pAUC (TPR >= 0.7, FPR <= 0.3) |")
-    print("|---|---|---|---|---|---|---|")
-    for data in sorted(d for d in os.listdir(args.out) if d != "bin" and
-                       os.path.isdir(os.path.join(args.out, d))):
+    rec = records(args.out, args.digest, args.rankrisk)
+    head = "| data | method | lr | seeds | pAUC[0, 0.3] | pAUC[0.05, 0.5] | two-way pAUC (TPR >= 0.7, FPR <= 0.3) |"
+    rule = "|---|---|---|---|---|---|---|"
+    if args.validation:
+        head, rule = head + " validation pAUC[0.05, 0.5] |", rule + "---|"
+    print(head)
+    print(rule)
+    for data in sorted({k.split("/")[0] for k in rec}):
         per = {}
-        seeds = sorted(glob.glob(os.path.join(args.out, data, "seed*")))
-        first_picks = choose_in(seeds[0]) if seeds and not args.per_seed else {}
+        seeds = sorted({"/".join(k.split("/")[:2]) for k in rec if k.startswith(data + "/")})
+        first_picks = choose_in(rec, seeds[0]) if seeds and not args.per_seed else {}
         lr_of = {}
-        for seed_dir in seeds:
-            picks = choose_in(seed_dir) if args.per_seed else first_picks
-            cols, labels = {}, None
+        for seed in seeds:
+            picks = choose_in(rec, seed) if args.per_seed else first_picks
+            rows = []
             for m in OURS:
                 lr = picks.get(("ours", m), "1e-3")
-                p = os.path.join(seed_dir, group("ours", lr), m, "scores_test.csv")
-                if os.path.exists(p):
-                    labels, cols[f"ours {m}"] = scores(p)
-                    lr_of.setdefault(f"ours {m}", []).append(lr)
-            for m in OURS[1:]:
-                # benches/peers/warm_start.sh: one pass of CE, then one of the method from it.
-                p = os.path.join(seed_dir, "warm-ce", m, "scores_test.csv")
-                if os.path.exists(p):
-                    labels, cols[f"ours {m} after CE"] = scores(p)
-                    lr_of.setdefault(f"ours {m} after CE", []).append("1e-3")
+                rows.append((f"ours {m}", lr, f"{seed}/{group('ours', lr)}/{m}"))
+            # benches/peers/warm_start.sh: one pass of CE, then one of the method from it.
+            rows += [(f"ours {m} after CE", "1e-3", f"{seed}/warm-ce/{m}") for m in OURS[1:]]
             for m in LIBAUC:
                 lr = picks.get(("libauc", m), "1e-3")
-                run = os.path.join(seed_dir, group("libauc", lr), m)
-                if best_val(run, "libauc") is not None:
-                    e = json.load(open(os.path.join(run, "summary.json")))["best_epoch"]
-                    labs, cols[f"LibAUC {m}"] = scores(
-                        os.path.join(run, f"scores_test_epoch{e}.csv"))
-                    labels = labels or labs
-                    lr_of.setdefault(f"LibAUC {m}", []).append(lr)
-            if not cols:
-                continue
-            for c, f in figures(args.rankrisk, labels, cols).items():
-                per.setdefault(c, []).append(f)
+                rows.append((f"LibAUC {m}", lr, f"{seed}/{group('libauc', lr)}/{m}"))
+            for c, lr, k in rows:
+                if k in rec:
+                    per.setdefault(c, []).append(rec[k])
+                    lr_of.setdefault(c, []).append(lr)
         for c, rows in per.items():
             def ms(key):
                 v = [r[key] for r in rows]
@@ -153,7 +210,8 @@ def main():
                 return f"{statistics.mean(v):.4f} ({sd:.4f})"
             rates = lr_of[c]
             lr = rates[0] if len(set(rates)) == 1 else " ".join(rates)
-            print(f"| {data} | {c} | {lr} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |")
+            line = f"| {data} | {c} | {lr} | {len(rows)} | {ms('p03')} | {ms('p0505')} | {ms('two')} |"
+            print(line + (f" {ms('val')} |" if args.validation else ""))
 
 
 if __name__ == "__main__":
