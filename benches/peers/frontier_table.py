@@ -16,13 +16,15 @@ model) are the rows "ours METHOD after CE".
     python3 benches/peers/frontier_table.py --out out/frontier --rankrisk target/release/rankrisk
     python3 benches/peers/frontier_table.py --out out/frontier --choose mnist --first-seed 0
     python3 benches/peers/frontier_table.py --out out/frontier --digest FILE --per-seed --validation
+    python3 benches/peers/frontier_table.py --out out/frontier --digest FILE --at 1e-3
 
 The second prints the chosen rate per method, one "SIDE METHOD LR" line each. The third keeps
 each run's figures (its best validation pAUC[0.05, 0.5] and the three test figures) in FILE,
 adds the finished runs under OUT that FILE lacks, and makes the table from FILE: a sweep longer
 than one machine's life goes on elsewhere from the committed FILE (frontier_seeds.sh's DIGEST
 skips the runs it holds) and its table needs no run folders. --validation adds the mean (std)
-of the runs' best validation pAUC[0.05, 0.5] as a last column.
+of the runs' best validation pAUC[0.05, 0.5] as a last column. The fourth prints every method
+at one rate of the grid, none chosen.
 """
 import argparse
 import glob
@@ -168,6 +170,8 @@ def main():
     ap.add_argument("--digest", metavar="FILE",
                     help="a JSON file of each run's validation and test figures: read, the "
                     "finished runs under OUT it lacks added, the table made from it")
+    ap.add_argument("--at", metavar="LR",
+                    help="every method's row at this rate, none chosen (a grid's default column)")
     ap.add_argument("--validation", action="store_true",
                     help="a last column: the mean (std) of the runs' best validation pAUC")
     args = ap.parse_args()
@@ -189,7 +193,11 @@ def main():
         first_picks = choose_in(rec, seeds[0]) if seeds and not args.per_seed else {}
         lr_of = {}
         for seed in seeds:
-            picks = choose_in(rec, seed) if args.per_seed else first_picks
+            if args.at:
+                picks = {(side, m): args.at for side, ms in (("ours", OURS), ("libauc", LIBAUC))
+                         for m in ms}
+            else:
+                picks = choose_in(rec, seed) if args.per_seed else first_picks
             rows = []
             for m in OURS:
                 lr = picks.get(("ours", m), "1e-3")
