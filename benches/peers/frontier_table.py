@@ -36,6 +36,7 @@ import tempfile
 
 OURS = ["ce", "sota-s", "staco", "pauci", "pauci-descent", "upauci", "upauci-exact"]
 LIBAUC = ["sota-s", "staco"]
+SIDES = (("ours", OURS), ("libauc", LIBAUC))
 
 
 def scores(path):
@@ -72,11 +73,8 @@ def group(side, lr):
 
 
 def best_val(run, side):
-    """The best validation pAUC[0.05, 0.5] of one finished run, or None if it did not finish."""
-    s = os.path.join(run, "summary.json")
-    if not os.path.exists(s):
-        return None
-    d = json.load(open(s))
+    """The best validation pAUC[0.05, 0.5] of one finished run."""
+    d = json.load(open(os.path.join(run, "summary.json")))
     if side == "libauc":
         return d["best_val_pauc"]
     return max(h["val_pauc"] for h in d["history"])
@@ -99,8 +97,8 @@ def finished_runs(out):
             name = os.path.basename(g)
             if not os.path.isdir(g):
                 continue
-            side = "libauc" if name.startswith("libauc") else "ours"
-            for m in LIBAUC if side == "libauc" else OURS:
+            side, methods = SIDES[1] if name.startswith("libauc") else SIDES[0]
+            for m in methods:
                 run = os.path.join(g, m)
                 if os.path.exists(os.path.join(run, "summary.json")):
                     runs[os.path.relpath(run, out)] = (side, run)
@@ -147,7 +145,7 @@ def choose_in(rec, seed):
     rates present there."""
     groups = sorted({k.split("/")[2] for k in rec if k.startswith(seed + "/")})
     picks = {}
-    for side, methods in (("ours", OURS), ("libauc", LIBAUC)):
+    for side, methods in SIDES:
         for name in groups:
             if not name.startswith(side):
                 continue
@@ -190,14 +188,16 @@ def main():
     for data in sorted({k.split("/")[0] for k in rec}):
         per = {}
         seeds = sorted({"/".join(k.split("/")[:2]) for k in rec if k.startswith(data + "/")})
-        first_picks = choose_in(rec, seeds[0]) if seeds and not args.per_seed else {}
+        # One rate per method for every seed (--at, or the first seed's choice), or None: each
+        # seed's own choice.
+        fixed = None
+        if args.at:
+            fixed = {(side, m): args.at for side, ms in SIDES for m in ms}
+        elif not args.per_seed:
+            fixed = choose_in(rec, seeds[0])
         lr_of = {}
         for seed in seeds:
-            if args.at:
-                picks = {(side, m): args.at for side, ms in (("ours", OURS), ("libauc", LIBAUC))
-                         for m in ms}
-            else:
-                picks = choose_in(rec, seed) if args.per_seed else first_picks
+            picks = fixed if fixed is not None else choose_in(rec, seed)
             rows = []
             for m in OURS:
                 lr = picks.get(("ours", m), "1e-3")
