@@ -16,6 +16,7 @@ use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::{scores_to_cpu, surrogate};
 use rankrisk::metrics::auc::pauc;
 use rankrisk::metrics::conventions::libauc_two_way_pauc;
+use rankrisk::train::instance_pauc::GammaStep;
 use rankrisk::train::{
     AsgdaConfig, InstanceWise, MinMaxGradient, PauciConfig, StormDirection, UpauciConfig,
 };
@@ -53,7 +54,13 @@ fn objective(
     labels: &[f64],
 ) -> Result<Box<dyn InstanceWise>, Box<dyn std::error::Error>> {
     Ok(match method {
-        "pauci" => Box::new(PauciConfig::new().with_alpha(0.3).init(labels)?),
+        // The paper's form: its Algorithm 1 moves `gamma` by ascent (GUIDE's figures).
+        "pauci" => Box::new(
+            PauciConfig::new()
+                .with_alpha(0.3)
+                .with_gamma_step(GammaStep::Ascent)
+                .init(labels)?,
+        ),
         "upauci" => Box::new(UpauciConfig::new().with_alpha(0.3).init(labels)?),
         other => return Err(format!("--method {other}: pauci or upauci").into()),
     })

@@ -833,12 +833,12 @@ mod train_config {
         assert_eq!(args.training.adam_epsilon, 1e-8);
         let e = parse_config("task = \"long-tailed\"\nadam_epsilon = 0\n", false, "g").unwrap_err();
         assert!(e.to_string().contains("adam_epsilon"), "{e}");
-        // PAUCI's gamma direction (issue 56): the paper's ascent by default, the released
-        // code's descent when asked.
+        // PAUCI's gamma direction (issue 56): the released code's descent by default, the
+        // paper's ascent when asked.
         use rankrisk::train::instance_pauc::GammaStep;
-        assert_eq!(args.training.gamma_step, GammaStep::Ascent);
+        assert_eq!(args.training.gamma_step, GammaStep::Descent);
         let runs = parse_config(
-            "task = \"long-tailed\"\nmethod = \"pauci\"\ngamma_step = \"descent\"\n",
+            "task = \"long-tailed\"\nmethod = \"pauci\"\ngamma_step = \"ascent\"\n",
             false,
             "h",
         )
@@ -846,8 +846,8 @@ mod train_config {
         let Run::LongTailed(args) = &runs[0] else {
             panic!("{runs:?}");
         };
-        assert_eq!(args.training.gamma_step, GammaStep::Descent);
-        assert!(to_toml(&runs).unwrap().contains("gamma_step = \"descent\""));
+        assert_eq!(args.training.gamma_step, GammaStep::Ascent);
+        assert!(to_toml(&runs).unwrap().contains("gamma_step = \"ascent\""));
     }
 
     #[test]

@@ -16,8 +16,9 @@
 # grid and each seed keeps its own best rate per method (frontier_table.py --per-seed): a rate
 # chosen on one seed can collapse on another (issue 42's shirts), at three times the runs.
 # METHODS (ours) default "ce sota-s staco pauci pauci-descent upauci upauci-exact":
-# pauci-descent is `--method pauci --gamma-step descent`, upauci-exact `--method upauci
-# --weight-step exact`.
+# pauci is `--method pauci --gamma-step ascent` (the paper's; named, as the library's default
+# is descent since issue 56's grids), pauci-descent `--gamma-step descent`, upauci-exact
+# `--method upauci --weight-step exact` (method_args.sh).
 # OUT (default out/frontier) holds DATA/seedS/{split.json,ours/M,libauc/M} (at another lr X:
 # ours@lrX/M, libauc@lrX/M) and table.md; a finished run is kept on a second call, so an
 # interrupted sweep continues where it stopped.

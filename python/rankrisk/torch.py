@@ -166,7 +166,7 @@ class STACO(_Objective):
 class PAUCI(_Objective):
     """The instance-wise pAUC with softplus selection (Shao et al., PAUCI), its scalars by
     SGDA on the CPU: ``alpha``, ``beta``, ``kappa``, ``omega``, ``lr``, ``gamma_step``
-    (``"ascent"``, the paper's, or ``"descent"``, the released code's)."""
+    (``"descent"``, the released code's and the default, or ``"ascent"``, the paper's)."""
 
     _kind = "pauci"
 

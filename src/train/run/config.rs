@@ -261,10 +261,10 @@ pub struct RunConfig {
     #[arg(long, value_enum, default_value = "exact")]
     #[serde(default)]
     pub weight_step: WeightStep,
-    /// PAUCI: which way `gamma` moves: `ascent` (the paper's eq. (12) maximizes it) or
-    /// `descent` (as the authors' released code moves it, with which their tables were
-    /// trained).
-    #[arg(long, value_enum, default_value = "ascent")]
+    /// PAUCI: which way `gamma` moves: `descent` (the default; as the authors' released code
+    /// moves it, with which their tables were trained) or `ascent` (the paper's eq. (12)
+    /// maximizes it).
+    #[arg(long, value_enum, default_value = "descent")]
     #[serde(default)]
     pub gamma_step: GammaStep,
     /// Adam's epsilon, for the methods trained with Adam (CE, SOPA, SOPA-s, SOTA-s, STACO,

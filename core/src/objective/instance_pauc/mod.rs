@@ -45,8 +45,8 @@
 //! rankrisk's `StormDirection`; at equal passes it trained worse
 //! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the
 //! paper, moving `gamma` by descent like the minimized scalars (the ascent branch is commented
-//! out, `optimizer/MinMax.py:51-56`), both are here: [`GammaStep`], the paper's ascent by
-//! default; the code's `kappa = 2`, `omega = 0` and the scalars' starting values are the
+//! out, `optimizer/MinMax.py:51-56`), both are here: [`GammaStep`], the code's descent by
+//! default (it measured better on validation, issue 56), the paper's ascent as an option; the code's `kappa = 2`, `omega = 0` and the scalars' starting values are the
 //! defaults.
 
 mod asgda;
@@ -85,9 +85,9 @@ config! {
             omega: f64 = 0.0,
             /// Step size of the scalars' projected steps.
             lr: f64 = 0.01,
-            /// Which way `gamma` moves ([`GammaStep`]): ascent as the paper's eq. (12) maximizes it
-            /// (the default), or descent as the released code moves it.
-            gamma_step: GammaStep = GammaStep::Ascent,
+            /// Which way `gamma` moves ([`GammaStep`]): descent as the released code moves it
+            /// (the default), or ascent as the paper's eq. (12) maximizes it.
+            gamma_step: GammaStep = GammaStep::Descent,
         }
     }
 }

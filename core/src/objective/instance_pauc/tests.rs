@@ -53,11 +53,16 @@ fn pauci_batch_loss_and_gradient_are_the_formula_by_hand() {
     // Two-way, one positive and one negative: every term written out.
     let (s, y, ids) = ([0.4, -0.7], [1.0, -1.0], [0, 1]);
     let (alpha, beta, kappa, omega) = (0.5, 0.25, 3.0, 0.2);
-    let mut p = PauciConfig::new()
+    // The paper's ascent in `gamma` (the default is the released code's descent, checked
+    // below).
+    let config = PauciConfig::new()
         .with_alpha(alpha)
         .with_beta(beta)
         .with_kappa(kappa)
-        .with_omega(omega)
+        .with_omega(omega);
+    let mut p = config
+        .clone()
+        .with_gamma_step(GammaStep::Ascent)
         .init(&y)
         .unwrap();
     let x = scalars();
@@ -87,6 +92,14 @@ fn pauci_batch_loss_and_gradient_are_the_formula_by_hand() {
     assert!((p.scalars.gamma - (x.gamma + lr * dg).clamp(-1.0, 1.0)).abs() < 1e-12);
     let ds = 1.0 - q / beta;
     assert!((p.scalars.s_neg - (x.s_neg - lr * ds).clamp(0.0, 5.0)).abs() < 1e-12);
+    // The default, descent: gamma moves down the same gradient, the rest as before.
+    let mut d = config.init(&y).unwrap();
+    assert_eq!(d.gamma_step, GammaStep::Descent);
+    d.scalars = x;
+    let again = d.batch_gradient(&s, &y, &ids).unwrap();
+    assert_eq!(again.loss, out.loss);
+    assert!((d.scalars.gamma - (x.gamma - lr * dg).clamp(-1.0, 1.0)).abs() < 1e-12);
+    assert_eq!(d.scalars.s_neg, p.scalars.s_neg);
 }
 
 #[test]
@@ -263,13 +276,7 @@ fn an_asgda_move_at_eta_one_is_the_projected_step() {
     c.correct_directions(&g, None, 0.1, 0.1);
     c.asgda_move(0.25, 0.3, 0.3);
     let mut full = start;
-    step_scalars(
-        &mut full,
-        &g.scalars,
-        (1.0, 0.3, 0.3),
-        true,
-        GammaStep::Ascent,
-    );
+    step_scalars(&mut full, &g.scalars, (1.0, 0.3, 0.3), true, c.gamma_step);
     let (x0, x1, xc) = (start.values(), full.values(), c.scalars.values());
     for i in 0..7 {
         assert!(
