@@ -404,18 +404,26 @@ pub fn to_toml(runs: &[Run]) -> Result<String, ExperimentError> {
 /// The runs of a run folder's saved `config.toml` (for `eval` and `--resume`). Folders saved
 /// before 2026-11-25 hold an unset list as `[]` (`positive = []`, `devices = []`), which
 /// meant the default when they were written: those keys are read as left out, where a
-/// config a user writes is refused for them.
+/// config a user writes is refused for them. A PAUCI run saved before `gamma_step` existed
+/// (2026-11-27) moved `gamma` by ascent, the only direction then: its key is read as
+/// `"ascent"`, not as today's default (descent, since 2026-11-28), so that its resume with the
+/// default is refused as a changed setting.
 pub fn read_config(path: &Path) -> Result<Vec<Run>, ExperimentError> {
     let origin = path.display().to_string();
     let mut top = parse_toml(&read_config_text(path)?, &origin)?;
-    let drop_empty = |t: &mut toml::Table| {
+    let as_written = |t: &mut toml::Table| {
         t.retain(|_, v| !matches!(v, toml::Value::Array(a) if a.is_empty()));
+        if t.get("method").and_then(toml::Value::as_str) == Some("pauci")
+            && !t.contains_key("gamma_step")
+        {
+            t.insert("gamma_step".into(), "ascent".into());
+        }
     };
-    drop_empty(&mut top);
+    as_written(&mut top);
     if let Some(toml::Value::Array(runs)) = top.get_mut("run") {
         for r in runs.iter_mut() {
             if let toml::Value::Table(t) = r {
-                drop_empty(t);
+                as_written(t);
             }
         }
     }
@@ -483,6 +491,46 @@ mod tests {
             "{text}"
         );
         assert!(parse_plan(&text, false, "resolved").is_ok());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A PAUCI run folder saved before `gamma_step` existed reads as the ascent it ran with;
+    /// one saved with the key reads as written, and a config a user writes without it takes
+    /// today's default, descent.
+    #[test]
+    fn a_saved_pauci_run_without_gamma_step_reads_as_ascent() {
+        use crate::train::instance_pauc::GammaStep;
+        let dir = std::env::temp_dir().join(format!("rankrisk-gamma-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        let step = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let runs = read_config(&path).unwrap();
+            let [Run::LongTailed(a)] = runs.as_slice() else {
+                panic!("expected one long-tailed run: {runs:?}");
+            };
+            a.training.gamma_step
+        };
+        let old = "[[run]]\ntask = \"long-tailed\"\nmethod = \"pauci\"\n";
+        assert_eq!(step(old), GammaStep::Ascent);
+        let saved = format!("{old}gamma_step = \"descent\"\n");
+        assert_eq!(step(&saved), GammaStep::Descent);
+        // The same text as a user's config: no key is today's default.
+        std::fs::write(&path, old).unwrap();
+        let planned = read_plan(&path).unwrap();
+        let [
+            Planned {
+                run: Run::LongTailed(a),
+                ..
+            },
+        ] = planned.as_slice()
+        else {
+            panic!("expected one long-tailed run");
+        };
+        assert_eq!(a.training.gamma_step, GammaStep::Descent);
+        // Other methods keep today's default.
+        let ce = "[[run]]\ntask = \"long-tailed\"\nmethod = \"ce\"\n";
+        assert_eq!(step(ce), GammaStep::Descent);
         std::fs::remove_dir_all(&dir).ok();
     }
 }
