@@ -181,6 +181,12 @@ pub enum GammaStep {
 }
 
 impl GammaStep {
+    /// The direction of a PAUCI saved before the setting existed (2026-11-27): the paper's
+    /// ascent, the only one then (the default has been descent since 2026-11-28).
+    pub(super) fn before_the_setting() -> Self {
+        GammaStep::Ascent
+    }
+
     /// The sign of `gamma`'s step along its gradient: +1 ascent, -1 descent.
     pub(super) fn sign(self) -> f64 {
         match self {

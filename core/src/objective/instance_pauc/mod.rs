@@ -162,8 +162,9 @@ impl PauciConfig {
 pub struct Pauci {
     region: Region,
     kappa: f64,
-    /// Which way `gamma` moves (absent from checkpoints before 2026-11-28: ascent).
-    #[serde(default)]
+    /// Which way `gamma` moves (absent from checkpoints written before 2026-11-27, read as
+    /// the ascent they ran with).
+    #[serde(default = "GammaStep::before_the_setting")]
     gamma_step: GammaStep,
     /// The scalars.
     pub scalars: Scalars,

@@ -396,6 +396,15 @@ fn pauci_gamma_ascent_and_descent_on_fixed_scores() {
     let y = [1.0, -1.0];
     let descent = PauciConfig::new().with_gamma_step(GammaStep::Descent);
     assert_eq!(descent.init(&y).unwrap().gamma_step, GammaStep::Descent);
+    // A PAUCI saved before the setting existed ran by ascent and reads so, whatever the
+    // default; one saved with it reads as written.
+    let saved = serde_json::to_value(descent.init(&y).unwrap()).unwrap();
+    let back: Pauci = serde_json::from_value(saved.clone()).unwrap();
+    assert_eq!(back.gamma_step, GammaStep::Descent);
+    let mut old = saved;
+    old.as_object_mut().unwrap().remove("gamma_step").unwrap();
+    let back: Pauci = serde_json::from_value(old).unwrap();
+    assert_eq!(back.gamma_step, GammaStep::Ascent);
 }
 
 /// Issue 56: the paper's weight step leaves the weights where they start within a run's
