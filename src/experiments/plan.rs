@@ -21,6 +21,7 @@ use super::folders;
 use super::grid::{self, GridPoint};
 
 use crate::experiments::args::{ChexpertArgs, LongTailedArgs, TabularArgs};
+use crate::train::run::config::KEYS_WITH_CHANGED_DEFAULTS;
 
 /// One run of a config: the task and its settings.
 #[derive(Debug, Clone, PartialEq, Subcommand, Serialize)]
@@ -404,31 +405,45 @@ pub fn to_toml(runs: &[Run]) -> Result<String, ExperimentError> {
 /// The runs of a run folder's saved `config.toml` (for `eval` and `--resume`). Folders saved
 /// before 2026-11-25 hold an unset list as `[]` (`positive = []`, `devices = []`), which
 /// meant the default when they were written: those keys are read as left out, where a
-/// config a user writes is refused for them. A PAUCI run saved before `gamma_step` existed
-/// (2026-11-27) moved `gamma` by ascent, the only direction then: its key is read as
-/// `"ascent"`, not as today's default (descent, since 2026-11-28), so that its resume with the
-/// default is refused as a changed setting.
+/// config a user writes is refused for them. A run saved before a key whose default changed
+/// existed is read as it ran (`RunConfig::as_saved_before_keys`), so that its resume with
+/// today's defaults is refused as a changed setting.
 pub fn read_config(path: &Path) -> Result<Vec<Run>, ExperimentError> {
     let origin = path.display().to_string();
     let mut top = parse_toml(&read_config_text(path)?, &origin)?;
-    let as_written = |t: &mut toml::Table| {
+    // Per run table, in order: the keys with changed defaults it lacks.
+    let mut absent: Vec<Vec<&str>> = Vec::new();
+    let mut as_written = |t: &mut toml::Table| {
         t.retain(|_, v| !matches!(v, toml::Value::Array(a) if a.is_empty()));
-        if t.get("method").and_then(toml::Value::as_str) == Some("pauci")
-            && !t.contains_key("gamma_step")
-        {
-            t.insert("gamma_step".into(), "ascent".into());
-        }
+        absent.push(
+            KEYS_WITH_CHANGED_DEFAULTS
+                .into_iter()
+                .filter(|k| !t.contains_key(*k))
+                .collect(),
+        );
     };
-    as_written(&mut top);
-    if let Some(toml::Value::Array(runs)) = top.get_mut("run") {
-        for r in runs.iter_mut() {
-            if let toml::Value::Table(t) = r {
-                as_written(t);
+    match top.get_mut("run") {
+        Some(toml::Value::Array(runs)) => {
+            for r in runs.iter_mut() {
+                if let toml::Value::Table(t) = r {
+                    as_written(t);
+                }
+            }
+        }
+        _ => as_written(&mut top),
+    }
+    let plan = plan_value(toml_value(top, &origin)?, &origin)?;
+    let mut runs: Vec<Run> = plan.into_iter().map(|p| p.run).collect();
+    if runs.len() == absent.len() {
+        for (run, absent) in runs.iter_mut().zip(&absent) {
+            if let Run::LongTailed(LongTailedArgs { training, .. })
+            | Run::Chexpert(ChexpertArgs { training, .. }) = run
+            {
+                training.as_saved_before_keys(|key| absent.contains(&key));
             }
         }
     }
-    let plan = plan_value(toml_value(top, &origin)?, &origin)?;
-    Ok(plan.into_iter().map(|p| p.run).collect())
+    Ok(runs)
 }
 
 /// The planned runs of config file `path` (TOML, or JSON by its extension), as
@@ -494,29 +509,38 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// A PAUCI run folder saved before `gamma_step` existed reads as the ascent it ran with;
-    /// one saved with the key reads as written, and a config a user writes without it takes
-    /// today's default, descent.
+    /// A run folder saved before the keys whose defaults changed existed reads as it ran;
+    /// one saved with them reads as written, and a config a user writes without them takes
+    /// today's defaults.
     #[test]
-    fn a_saved_pauci_run_without_gamma_step_reads_as_ascent() {
-        use crate::train::instance_pauc::GammaStep;
-        let dir = std::env::temp_dir().join(format!("rankrisk-gamma-{}", std::process::id()));
+    fn a_saved_run_without_the_changed_keys_reads_as_it_ran() {
+        use crate::train::instance_pauc::{GammaStep, WeightStep};
+        let dir = std::env::temp_dir().join(format!("rankrisk-keys-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("config.toml");
-        let step = |text: &str| {
+        let saved = |text: &str| {
             std::fs::write(&path, text).unwrap();
             let runs = read_config(&path).unwrap();
             let [Run::LongTailed(a)] = runs.as_slice() else {
                 panic!("expected one long-tailed run: {runs:?}");
             };
-            a.training.gamma_step
+            (a.training.gamma_step, a.training.weight_step)
         };
-        let old = "[[run]]\ntask = \"long-tailed\"\nmethod = \"pauci\"\n";
-        assert_eq!(step(old), GammaStep::Ascent);
-        let saved = format!("{old}gamma_step = \"descent\"\n");
-        assert_eq!(step(&saved), GammaStep::Descent);
+        let run = |m: &str| format!("[[run]]\ntask = \"long-tailed\"\nmethod = \"{m}\"\n");
+        let (d, x) = (GammaStep::Descent, WeightStep::Exact);
+        assert_eq!(saved(&run("pauci")), (GammaStep::Ascent, x));
+        assert_eq!(saved(&run("upauci")), (d, WeightStep::Paper));
+        assert_eq!(saved(&run("ce")), (d, x));
+        assert_eq!(
+            saved(&format!("{}gamma_step = \"descent\"\n", run("pauci"))),
+            (d, x)
+        );
+        assert_eq!(
+            saved(&format!("{}weight_step = \"exact\"\n", run("upauci"))),
+            (d, x)
+        );
         // The same text as a user's config: no key is today's default.
-        std::fs::write(&path, old).unwrap();
+        std::fs::write(&path, run("pauci")).unwrap();
         let planned = read_plan(&path).unwrap();
         let [
             Planned {
@@ -527,10 +551,7 @@ mod tests {
         else {
             panic!("expected one long-tailed run");
         };
-        assert_eq!(a.training.gamma_step, GammaStep::Descent);
-        // Other methods keep today's default.
-        let ce = "[[run]]\ntask = \"long-tailed\"\nmethod = \"ce\"\n";
-        assert_eq!(step(ce), GammaStep::Descent);
+        assert_eq!(a.training.gamma_step, d);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

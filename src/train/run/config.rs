@@ -349,7 +349,28 @@ impl BackendArg {
     }
 }
 
+/// The keys whose default changed after they were added (issue 56): a run saved without one
+/// ran with the value [`RunConfig::as_saved_before_keys`] gives it, not with today's default.
+pub(crate) const KEYS_WITH_CHANGED_DEFAULTS: [&str; 2] = ["weight_step", "gamma_step"];
+
 impl RunConfig {
+    /// The settings of a run saved before some keys existed (`absent` says which), read as it
+    /// ran rather than with today's defaults, where those changed and the setting applies to
+    /// the run: UPAUCI's paper weight step (`weight_step` added 2026-11-27, exact by default
+    /// since later that day), PAUCI's ascent in `gamma` (`gamma_step` added 2026-11-27,
+    /// descent by default since 2026-11-28). A resume of such a run with today's defaults is
+    /// then refused as a changed setting instead of continuing otherwise. Checkpoints
+    /// (`state.cbor`) and run folders' `config.toml` are read through it; a config a user
+    /// writes is not.
+    pub(crate) fn as_saved_before_keys(&mut self, absent: impl Fn(&str) -> bool) {
+        if self.method == Method::Upauci && absent("weight_step") {
+            self.weight_step = WeightStep::Paper;
+        }
+        if self.method == Method::Pauci && absent("gamma_step") {
+            self.gamma_step = GammaStep::Ascent;
+        }
+    }
+
     /// The run's budget in steps, `epochs x ceil(n / batch)` for a training set of `n`
     /// samples: every method takes that many steps (AGD-SBCD counts its SBCD steps).
     ///

@@ -4,8 +4,8 @@
 use rankrisk_datasets::sampler::BatchSampler;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::train::instance_pauc::GammaStep;
-use crate::train::run::config::{Method, RunConfig};
+use crate::train::instance_pauc::{GammaStep, WeightStep};
+use crate::train::run::config::{KEYS_WITH_CHANGED_DEFAULTS, RunConfig};
 use crate::train::run::period::ObjectiveState;
 use crate::train::run::record::EpochMetrics;
 use crate::train::run::resume::DataFingerprint;
@@ -42,28 +42,29 @@ pub(super) struct LoopState {
     pub(super) checkpoint_seconds: f64,
 }
 
-/// A checkpoint's settings, each key it lacks read as it was meant when the checkpoint was
-/// written rather than as today's default: a PAUCI run saved before `gamma_step` existed
-/// (2026-11-27) moved `gamma` by the paper's ascent, the only direction then, where the
-/// default is descent since 2026-11-28 (issue 56). Its resume with today's default is then
-/// refused as a changed setting, not continued in the other direction.
+/// A checkpoint's settings, the keys it lacks among those whose default changed
+/// ([`RunConfig::as_saved_before_keys`]) read as the run ran with them, not as today's
+/// defaults.
 pub(super) fn saved_config<'de, D: Deserializer<'de>>(d: D) -> Result<RunConfig, D::Error> {
     #[derive(Deserialize)]
     struct Saved {
         #[serde(flatten)]
         config: RunConfig,
+        weight_step: Option<WeightStep>,
         gamma_step: Option<GammaStep>,
     }
-    let Saved { config, gamma_step } = Saved::deserialize(d)?;
-    let gamma_step = match (gamma_step, config.method) {
-        (Some(step), _) => step,
-        (None, Method::Pauci) => GammaStep::Ascent,
-        (None, _) => config.gamma_step,
-    };
-    Ok(RunConfig {
-        gamma_step,
-        ..config
-    })
+    let saved = Saved::deserialize(d)?;
+    let mut config = saved.config;
+    let absent = [saved.weight_step.is_none(), saved.gamma_step.is_none()];
+    config.weight_step = saved.weight_step.unwrap_or(config.weight_step);
+    config.gamma_step = saved.gamma_step.unwrap_or(config.gamma_step);
+    config.as_saved_before_keys(|key| {
+        KEYS_WITH_CHANGED_DEFAULTS
+            .iter()
+            .zip(absent)
+            .any(|(k, a)| *k == key && a)
+    });
+    Ok(config)
 }
 
 /// A fresh checkpoint id: the clock's nanoseconds mixed with the process id and a counter
@@ -106,28 +107,43 @@ mod tests {
     }
 
     #[test]
-    fn a_pauci_checkpoint_without_gamma_step_reads_as_ascent() {
-        let mut pauci = RunConfig::new(Method::Pauci, "out/p".into());
-        pauci.gamma_step = GammaStep::Descent;
-        let written = serde_json::to_value(&pauci).unwrap();
-        // Written with the key: read as written, either way.
-        assert_eq!(read(written.clone()).gamma_step, GammaStep::Descent);
-        assert_eq!(read(written.clone()), pauci);
-        // Written before the key existed: the paper's ascent, then the only direction.
-        let mut old = written;
-        old.as_object_mut().unwrap().remove("gamma_step").unwrap();
-        assert_eq!(read(old.clone()).gamma_step, GammaStep::Ascent);
-        // So its resume with today's default is a difference, not a silent change.
-        let now = RunConfig::new(Method::Pauci, "out/p".into());
-        let d = crate::train::run::resume::differences(&read(old), &now, &[]);
+    fn a_checkpoint_without_the_changed_keys_reads_as_it_ran() {
+        use crate::train::run::config::Method;
+        let strip = |c: &RunConfig, keys: &[&str]| {
+            let mut v = serde_json::to_value(c).unwrap();
+            for k in keys {
+                v.as_object_mut().unwrap().remove(*k).unwrap();
+            }
+            v
+        };
+        let all = KEYS_WITH_CHANGED_DEFAULTS;
+        // Written with the keys: read as written.
+        let pauci = RunConfig::new(Method::Pauci, "out/p".into());
+        assert_eq!(pauci.gamma_step, GammaStep::Descent);
+        assert_eq!(read(serde_json::to_value(&pauci).unwrap()), pauci);
+        // Written before them: PAUCI by ascent, UPAUCI by the paper's weight step, whatever
+        // today's defaults; nothing else moves.
+        let old = read(strip(&pauci, &all));
+        let ascent = RunConfig {
+            gamma_step: GammaStep::Ascent,
+            ..pauci.clone()
+        };
+        assert_eq!(old, ascent);
+        let upauci = RunConfig::new(Method::Upauci, "out/u".into());
+        assert_eq!(upauci.weight_step, WeightStep::Exact);
+        let paper = RunConfig {
+            weight_step: WeightStep::Paper,
+            ..upauci.clone()
+        };
+        assert_eq!(read(strip(&upauci, &all)), paper);
+        // So a resume with today's defaults is a difference, not a silent change.
+        let d = crate::train::run::resume::differences(&old, &pauci, &[]);
         assert_eq!(
             d,
             vec!["gamma_step: \"ascent\" then, \"descent\" now".to_string()]
         );
-        // Other methods: the key does not matter to them and keeps today's default.
+        // A setting that does not apply keeps today's default (CE has no gamma or weights).
         let ce = RunConfig::new(Method::Ce, "out/c".into());
-        let mut old = serde_json::to_value(&ce).unwrap();
-        old.as_object_mut().unwrap().remove("gamma_step").unwrap();
-        assert_eq!(read(old), ce);
+        assert_eq!(read(strip(&ce, &all)), ce);
     }
 }

@@ -163,6 +163,14 @@ pub enum WeightStep {
     Exact,
 }
 
+impl WeightStep {
+    /// The weight step of a UPAUCI saved before the setting existed (2026-11-27): the paper's,
+    /// the only one then (the default has been the exact step since).
+    pub(super) fn before_the_setting() -> Self {
+        WeightStep::Paper
+    }
+}
+
 /// Which way PAUCI's `gamma` moves at each step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

@@ -305,7 +305,9 @@ pub struct Upauci {
     lr_weights: f64,
     /// The scalars.
     pub scalars: Scalars,
-    /// How the weights move.
+    /// How the weights move (absent from checkpoints written before 2026-11-27, read as the
+    /// paper's step they ran with).
+    #[serde(default = "WeightStep::before_the_setting")]
     weight_step: WeightStep,
     /// The weights `c in [0, 1]`, one per training instance by id (one-way, only the
     /// negatives' are used).

@@ -405,6 +405,11 @@ fn pauci_gamma_ascent_and_descent_on_fixed_scores() {
     old.as_object_mut().unwrap().remove("gamma_step").unwrap();
     let back: Pauci = serde_json::from_value(old).unwrap();
     assert_eq!(back.gamma_step, GammaStep::Ascent);
+    // So does a UPAUCI saved before its weight step was a setting: the paper's step.
+    let mut old = serde_json::to_value(UpauciConfig::new().init(&y).unwrap()).unwrap();
+    old.as_object_mut().unwrap().remove("weight_step").unwrap();
+    let back: Upauci = serde_json::from_value(old).unwrap();
+    assert_eq!(back.weight_step, WeightStep::Paper);
 }
 
 /// Issue 56: the paper's weight step leaves the weights where they start within a run's
