@@ -27,8 +27,8 @@
 # OUT/fashion-mnist-6). SEEDS default "0 1 2". With DIGEST=FILE (frontier_table.py --digest)
 # the runs FILE holds are not run again, the finished ones are added to it, and the table is
 # made from it: a sweep carried over to a fresh machine by committing FILE. The binaries are
-# copied to OUT/bin first, so that a rebuild during the sweep does not change them. Measured on this
-# project's 2-core machine: about 2 minutes per run, 20 per data set and seed at one rate.
+# copied to OUT/bin first, so that a rebuild during the sweep does not change them. Measured on
+# this project's 2-core machine: about 2 minutes per run, 20 per data set and seed at one rate.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="${1:-/work/venv-torch/bin/python}"

@@ -364,10 +364,10 @@ impl RunConfig {
     /// writes is not.
     pub(crate) fn as_saved_before_keys(&mut self, absent: impl Fn(&str) -> bool) {
         if self.method == Method::Upauci && absent("weight_step") {
-            self.weight_step = WeightStep::Paper;
+            self.weight_step = WeightStep::before_the_setting();
         }
         if self.method == Method::Pauci && absent("gamma_step") {
-            self.gamma_step = GammaStep::Ascent;
+            self.gamma_step = GammaStep::before_the_setting();
         }
     }
 

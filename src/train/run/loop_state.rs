@@ -5,7 +5,7 @@ use rankrisk_datasets::sampler::BatchSampler;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::train::instance_pauc::{GammaStep, WeightStep};
-use crate::train::run::config::{KEYS_WITH_CHANGED_DEFAULTS, RunConfig};
+use crate::train::run::config::RunConfig;
 use crate::train::run::period::ObjectiveState;
 use crate::train::run::record::EpochMetrics;
 use crate::train::run::resume::DataFingerprint;
@@ -53,16 +53,18 @@ pub(super) fn saved_config<'de, D: Deserializer<'de>>(d: D) -> Result<RunConfig,
         weight_step: Option<WeightStep>,
         gamma_step: Option<GammaStep>,
     }
-    let saved = Saved::deserialize(d)?;
-    let mut config = saved.config;
-    let absent = [saved.weight_step.is_none(), saved.gamma_step.is_none()];
-    config.weight_step = saved.weight_step.unwrap_or(config.weight_step);
-    config.gamma_step = saved.gamma_step.unwrap_or(config.gamma_step);
-    config.as_saved_before_keys(|key| {
-        KEYS_WITH_CHANGED_DEFAULTS
-            .iter()
-            .zip(absent)
-            .any(|(k, a)| *k == key && a)
+    let Saved {
+        mut config,
+        weight_step,
+        gamma_step,
+    } = Saved::deserialize(d)?;
+    // The flattened settings never see these two keys: put back what was written.
+    config.weight_step = weight_step.unwrap_or(config.weight_step);
+    config.gamma_step = gamma_step.unwrap_or(config.gamma_step);
+    config.as_saved_before_keys(|key| match key {
+        "weight_step" => weight_step.is_none(),
+        "gamma_step" => gamma_step.is_none(),
+        _ => false,
     });
     Ok(config)
 }
@@ -88,6 +90,7 @@ pub(super) fn new_checkpoint_id() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::train::run::config::KEYS_WITH_CHANGED_DEFAULTS;
 
     /// Read as a checkpoint reads it: through CBOR (`state.cbor`), the JSON value written
     /// out first.

@@ -165,8 +165,9 @@ pub enum WeightStep {
 
 impl WeightStep {
     /// The weight step of a UPAUCI saved before the setting existed (2026-11-27): the paper's,
-    /// the only one then (the default has been the exact step since).
-    pub(super) fn before_the_setting() -> Self {
+    /// the only one then (the default has been the exact step since). Saved objectives and
+    /// saved runs without the setting read as it.
+    pub fn before_the_setting() -> Self {
         WeightStep::Paper
     }
 }
@@ -190,8 +191,9 @@ pub enum GammaStep {
 
 impl GammaStep {
     /// The direction of a PAUCI saved before the setting existed (2026-11-27): the paper's
-    /// ascent, the only one then (the default has been descent since 2026-11-28).
-    pub(super) fn before_the_setting() -> Self {
+    /// ascent, the only one then (the default has been descent since 2026-11-28). Saved
+    /// objectives and saved runs without the setting read as it.
+    pub fn before_the_setting() -> Self {
         GammaStep::Ascent
     }
 

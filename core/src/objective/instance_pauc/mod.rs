@@ -46,8 +46,8 @@
 //! than SGDA with Adam (docs/GUIDE.md). Where the authors' released PAUCI code departs from the
 //! paper, moving `gamma` by descent like the minimized scalars (the ascent branch is commented
 //! out, `optimizer/MinMax.py:51-56`), both are here: [`GammaStep`], the code's descent by
-//! default (it measured better on validation, issue 56), the paper's ascent as an option; the code's `kappa = 2`, `omega = 0` and the scalars' starting values are the
-//! defaults.
+//! default (it measured better on validation, issue 56), the paper's ascent as an option;
+//! the code's `kappa = 2`, `omega = 0` and the scalars' starting values are the defaults.
 
 mod asgda;
 mod batch;
