@@ -4,17 +4,22 @@
 //! device, `Objective::forward` (one read-back, the objective on the CPU, the loss tensor),
 //! its backward pass, a Burn optimizer step.
 //!
+//! The optimizer and its learning-rate schedule come from rankrisk's `Recipe` (Adam at 1e-3,
+//! constant, unless set: `--optimizer sgd --momentum 0.9 --lr-schedule cosine`), stepped once
+//! per batch as the run driver steps them.
+//!
 //! `cargo run --release --example custom_loop -- [--backend wgpu] [--outer 10]`
 
 use std::sync::Arc;
 
 use burn::module::Module;
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::GradientsParams;
 use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::bridge::scores_to_cpu;
 use rankrisk::metrics::auc::pauc;
 use rankrisk::train::params::{DeviceTerms, Snapshot};
+use rankrisk::train::recipe::{OptimizerKind, Recipe};
 use rankrisk::train::{BurnObjective, DeepAdmmConfig};
 use rankrisk::weights::Weights;
 use rankrisk_datasets::batcher::ImageBatcher;
@@ -35,6 +40,12 @@ struct Args {
     /// Folder with the Fashion-MNIST IDX files.
     #[arg(long, default_value = "datasets/test-data/fashion-mnist")]
     data_dir: std::path::PathBuf,
+    /// The base learning rate of the w-steps.
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    /// The w-steps' optimizer and schedule.
+    #[command(flatten)]
+    recipe: Recipe,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -55,11 +66,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_hidden(Some(64))
         .with_bias(true)
         .init(&device);
-    let mut optim = AdamConfig::new().init();
     let mut admm = DeepAdmmConfig::new(Weights::Cvar { q: 0.9 })
         .with_l2(1e-4)
         .init(&labels)?;
     let mut sampler = DualSampler::new(&train.positive, 64, 0.5, 0)?;
+    // The recipe's optimizer (Adam unless set) and schedule over the w-steps of every outer
+    // iteration.
+    let kind = args.recipe.optimizer_or(OptimizerKind::Adam);
+    args.recipe.validate(kind, args.outer, args.lr)?;
+    let weight_decay = args.recipe.weight_decay.unwrap_or(0.0);
+    let mut optim = args.recipe.init_optimizer(kind, weight_decay, None);
+    let steps = sampler.batches_per_epoch();
+    let mut schedule = args
+        .recipe
+        .init_scheduler(args.lr, steps, args.outer * steps)?;
     let score = |m: &rankrisk_models::LinearScorer, b: &ImageBatcher, n: usize| {
         let ids: Vec<usize> = (0..n).collect();
         ids.chunks(1024)
@@ -81,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 loss = loss + terms;
             }
             let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(1e-3, model, grads);
+            model = optim.step(schedule.step().base(), model, grads);
         }
         let test_pauc = pauc(
             &score(&model, &sb, test.positive.len())?,

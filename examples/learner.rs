@@ -8,6 +8,11 @@
 //! `cargo run --release --example learner -- [--backend flex] [--epochs 2] [--devices flex,flex]
 //! [--resume-from 1]`
 //!
+//! The training recipe is rankrisk's `Recipe`, the same settings as `rankrisk train`'s:
+//! `--lr 1e-3 --optimizer adamw --weight-decay 5e-4 --lr-schedule step --decay-epochs 1` (or
+//! `cosine`, `inverse-sqrt`, `--warmup-steps N`); the Learner steps its scheduler once per
+//! batch and keeps it in its checkpoints, so `--resume-from` continues the schedule.
+//!
 //! The Learner's loader reshuffles from its seed when a run is resumed, so a resumed epoch
 //! sees its batches in another order than an uninterrupted run would (with a fixed order it
 //! ends bit for bit where the uninterrupted run ends: tests/learner.rs).
@@ -20,7 +25,6 @@
 use std::sync::Arc;
 
 use burn::data::dataloader::DataLoaderBuilder;
-use burn::optim::AdamConfig;
 use burn::train::{
     ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining, TrainingStrategy,
 };
@@ -28,6 +32,7 @@ use clap::Parser;
 use rankrisk::backend::{BackendKind, autodiff_device};
 use rankrisk::train::SopaConfig;
 use rankrisk::train::learner::{ObjectiveModel, RankingMetric};
+use rankrisk::train::recipe::{OptimizerKind, Recipe};
 use rankrisk::train::run::score_all;
 use rankrisk_datasets::batcher::{ImageBatcher, SampleIds};
 use rankrisk_datasets::idx::read_mnist_style;
@@ -56,7 +61,16 @@ struct Args {
     /// optimizer and SOPA's thresholds).
     #[arg(long)]
     resume_from: Option<usize>,
+    /// The base learning rate (LibAUC's default for SOPA).
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    /// The optimizer and schedule (Adam at a constant rate unless set).
+    #[command(flatten)]
+    recipe: Recipe,
 }
+
+/// Batches of the Learner's loaders.
+const BATCH: usize = 256;
 
 /// The Learner's checkpoint files of `epoch` in `out` (burn-train's default checkpointers write
 /// `checkpoint/model-E.bpk` and `checkpoint/optim-E.bpk`), checked before burn-train is handed
@@ -121,7 +135,7 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let sb = ImageBatcher::new(test.clone(), &[0.286], &[0.353])?;
     let loader = |b: &ImageBatcher, n: usize, seed| {
         DataLoaderBuilder::new(b.clone())
-            .batch_size(256)
+            .batch_size(BATCH)
             .shuffle(seed)
             .set_device(device.clone())
             .build(SampleIds::new(n))
@@ -136,7 +150,18 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let interrupter = model.interrupter();
     // SOPA's own value over the validation split (read-only), the loss trained.
     let validation_loss = model.validation_loss();
-    let learner = Learner::new(model, AdamConfig::new().init(), 1e-3);
+    // The recipe's optimizer (Adam unless set) and its schedule over the run's batches.
+    let recipe = &args.recipe;
+    let kind = recipe.optimizer_or(OptimizerKind::Adam);
+    recipe.validate(kind, args.epochs, args.lr)?;
+    if recipe.eval_every.is_some() {
+        return Err("--eval-every: burn-train's Learner validates once an epoch".into());
+    }
+    let steps_per_epoch = train.positive.len().div_ceil(BATCH);
+    let optim = recipe.init_optimizer(kind, recipe.weight_decay.unwrap_or(0.0), None);
+    let schedule =
+        recipe.init_scheduler(args.lr, steps_per_epoch, args.epochs * steps_per_epoch)?;
+    let learner = Learner::new(model, optim, schedule);
     let mut training = SupervisedTraining::new(
         &args.out,
         loader(&tb, train.positive.len(), 1),

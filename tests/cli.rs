@@ -824,13 +824,13 @@ mod train_config {
         assert!(e.to_string().contains("newton"), "{e}");
         // Adam's epsilon (issue 56): Burn's 1e-5 by default, PyTorch's 1e-8 when asked, and
         // not 0.
-        assert_eq!(args.training.adam_epsilon, 1e-5);
+        assert_eq!(args.training.recipe.adam_epsilon, 1e-5);
         let runs =
             parse_config("task = \"long-tailed\"\nadam_epsilon = 1e-8\n", false, "f").unwrap();
         let Run::LongTailed(args) = &runs[0] else {
             panic!("{runs:?}");
         };
-        assert_eq!(args.training.adam_epsilon, 1e-8);
+        assert_eq!(args.training.recipe.adam_epsilon, 1e-8);
         let e = parse_config("task = \"long-tailed\"\nadam_epsilon = 0\n", false, "g").unwrap_err();
         assert!(e.to_string().contains("adam_epsilon"), "{e}");
         // PAUCI's gamma direction (issue 56): the released code's descent by default, the
@@ -848,6 +848,63 @@ mod train_config {
         };
         assert_eq!(args.training.gamma_step, GammaStep::Ascent);
         assert!(to_toml(&runs).unwrap().contains("gamma_step = \"ascent\""));
+    }
+
+    #[test]
+    fn the_recipe_is_a_setting_and_bad_recipes_name_the_key() {
+        use rankrisk::train::recipe::{OptimizerKind, Schedule};
+        let text = "task = \"long-tailed\"\nmethod = \"ce\"\nepochs = 10\noptimizer = \"sgd\"\n\
+                    momentum = 0.9\nnesterov = true\nweight_decay = 5e-4\nlr_schedule = \"step\"\n\
+                    decay_epochs = [3, 6]\ndecay_factor = 5\nwarmup_steps = 10\neval_every = 100\n";
+        let runs = parse_config(text, false, "a").unwrap();
+        assert_eq!(runs.len(), 1, "decay_epochs is one list, not a grid axis");
+        let Run::LongTailed(args) = &runs[0] else {
+            panic!("{runs:?}");
+        };
+        let r = &args.training.recipe;
+        assert_eq!(r.optimizer, Some(OptimizerKind::Sgd));
+        assert_eq!(
+            (r.momentum, r.nesterov, r.weight_decay),
+            (0.9, true, Some(5e-4))
+        );
+        assert_eq!(
+            (r.lr_schedule, &r.decay_epochs[..]),
+            (Schedule::Step, &[3, 6][..])
+        );
+        assert_eq!(
+            (r.decay_factor, r.warmup_steps, r.eval_every),
+            (5.0, 10, Some(100))
+        );
+        // The printed config reads back to the same recipe.
+        let again = parse_config(&to_toml(&runs).unwrap(), false, "b").unwrap();
+        assert_eq!(again, runs);
+        for (bad, key) in [
+            ("optimizer = \"rmsprop\"\n", "rmsprop"),
+            (
+                "lr_schedule = \"step\"\ndecay_epochs = [2, 12]\n",
+                "decay_epochs",
+            ),
+            (
+                "lr_schedule = \"step\"\ndecay_epochs = [2]\ndecay_factor = -10\n",
+                "decay_factor",
+            ),
+            ("decay_epochs = [2]\n", "decay_epochs"),
+            ("momentum = 0.9\n", "momentum"),
+            ("method = \"aucm\"\noptimizer = \"adam\"\n", "optimizer"),
+            (
+                "method = \"sbcd\"\nlr_schedule = \"cosine\"\n",
+                "lr_schedule",
+            ),
+            ("method = \"sbcd\"\neval_every = 10\n", "eval_every"),
+            (
+                "method = \"pauci\"\nsolver = \"asgda\"\nweight_decay = 1e-4\n",
+                "weight_decay",
+            ),
+        ] {
+            let text = format!("task = \"long-tailed\"\nepochs = 10\n{bad}");
+            let e = parse_config(&text, false, "c").unwrap_err().to_string();
+            assert!(e.contains(key), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -377,12 +377,21 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
     let Some(dir) = fashion_dir() else { return };
     let bin = env!("CARGO_BIN_EXE_rankrisk");
     let root = scratch("kill");
-    // MB (per-step SGD) and AGD-SBCD (checkpoints at the end of outer iterations; a kill
-    // inside an SBCD call replays that iteration from the checkpoint).
-    for (method, extra) in [("mb", ""), ("sbcd", "t_scale = 2\nbn_refresh = 2\n")] {
+    // MB (per-step SGD), MB under a recipe (Nesterov momentum, weight decay, a warm-up and
+    // step decays, an evaluation and checkpoint every 7 steps, so that the kill lands inside
+    // an epoch and inside the decay schedule, and the rates are compared with the figures)
+    // and AGD-SBCD (checkpoints at the end of outer iterations; a kill inside an SBCD call
+    // replays that iteration from the checkpoint).
+    let recipe = "optimizer = \"sgd\"\nmomentum = 0.9\nnesterov = true\nweight_decay = 5e-4\n\
+                  lr_schedule = \"step\"\ndecay_epochs = [2, 3]\nwarmup_steps = 5\neval_every = 7\n";
+    for (label, method, extra) in [
+        ("mb", "mb", ""),
+        ("mb-recipe", "mb", recipe),
+        ("sbcd", "sbcd", "t_scale = 2\nbn_refresh = 2\n"),
+    ] {
         let config = |out: &Path, resume: bool| {
             let cfg = root.join(format!(
-                "{method}-{}.toml",
+                "{label}-{}.toml",
                 out.file_name().unwrap().to_string_lossy()
             ));
             std::fs::write(
@@ -397,8 +406,8 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
             cfg
         };
         let (a, b) = (
-            root.join(format!("{method}-a")),
-            root.join(format!("{method}-b")),
+            root.join(format!("{label}-a")),
+            root.join(format!("{label}-b")),
         );
         let straight = train(&config(&a, false));
         assert!(
@@ -417,10 +426,10 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
         let state = b.join("checkpoint").join("state.cbor");
         let start = std::time::Instant::now();
         while !state.is_file() {
-            assert!(start.elapsed().as_secs() < 300, "{method}: no checkpoint");
+            assert!(start.elapsed().as_secs() < 300, "{label}: no checkpoint");
             assert!(
                 child.try_wait().unwrap().is_none(),
-                "{method}: B ended early"
+                "{label}: B ended early"
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -428,14 +437,14 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
         assert_eq!(
             second.status.code(),
             Some(2),
-            "{method}: a second run was let in"
+            "{label}: a second run was let in"
         );
         let err = String::from_utf8_lossy(&second.stderr);
         assert!(err.contains("another run is using"), "{err}");
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert!(
             child.try_wait().unwrap().is_none(),
-            "{method}: B ended before the kill"
+            "{label}: B ended before the kill"
         );
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
@@ -447,20 +456,25 @@ fn sigkill_mid_epoch_then_resume_equals_an_uninterrupted_run() {
             String::from_utf8_lossy(&resumed.stderr)
         );
         let (fa, fb) = (figures(&a), figures(&b));
-        assert!(
-            killed_at < fa.len(),
-            "{method}: killed after the last point"
-        );
+        assert!(killed_at < fa.len(), "{label}: killed after the last point");
         assert_eq!(
             fa, fb,
-            "{method}: resumed figures differ from the uninterrupted run"
+            "{label}: resumed figures differ from the uninterrupted run"
         );
         // The parameters, bit for bit (the files differ in parameter ids, drawn per process).
         for f in ["checkpoint/model.bpk", "best.bpk"] {
             assert!(
                 parameters(&a.join(f)) == parameters(&b.join(f)),
-                "{method}: {f} holds other parameters"
+                "{label}: {f} holds other parameters"
             );
+        }
+        if label == "mb-recipe" {
+            // The rates the rows record (the warm-up ends before the first point): MB's 0.1,
+            // divided by 10 after epochs 2 and 3.
+            let lrs: Vec<f64> = fa.iter().map(|r| r["lr"].as_f64().unwrap()).collect();
+            assert_eq!(lrs[0], 0.1, "{lrs:?}");
+            assert!(lrs.contains(&0.1) && lrs.contains(&0.01), "{lrs:?}");
+            assert_eq!(lrs.last(), Some(&0.001), "{lrs:?}");
         }
         // A truncated checkpoint file is named; the previous checkpoint is still there.
         let model = b.join("checkpoint").join("state.cbor");

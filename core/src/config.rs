@@ -7,6 +7,22 @@
 
 use std::path::PathBuf;
 
+/// The value parser of every float flag (and so of every float key of a config file, which is
+/// read through the flags): a number that is finite, so that what the flags accept is what a
+/// saved `config.toml` reads back (rankrisk's run settings and recipe use it).
+///
+/// # Errors
+/// A message with the text for a value that is not a number or not finite.
+pub fn finite_f64(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) => Err(format!(
+            "'{text}' is {v}: every float setting is a finite number"
+        )),
+        Err(e) => Err(format!("'{text}' is not a number ({e})")),
+    }
+}
+
 /// A config file or text that does not load.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -45,4 +45,4 @@ pub mod pauc;
 pub mod pdprox;
 pub mod sampler;
 
-pub use config::ConfigError;
+pub use config::{ConfigError, finite_f64};

@@ -190,7 +190,15 @@ fn save_config(out: &Path, run: &Run) -> Result<(), ExperimentError> {
 pub fn row(data: String, s: &RunSummary) -> ResultRow {
     ResultRow {
         data,
-        method: format!("{} (epoch {})", s.config.method.name(), s.best.epoch),
+        method: match s.config.recipe.eval_every {
+            // Evaluation points every `eval_every` steps: the point's passes, not its number.
+            Some(_) => format!(
+                "{} (pass {:.2})",
+                s.config.method.name(),
+                s.best.epochs_seen
+            ),
+            None => format!("{} (epoch {})", s.config.method.name(), s.best.epoch),
+        },
         test_auc: s.best.test_auc,
         test_pauc: s.best.test_pauc,
         test_auc_ci: s.best.test_auc_ci,

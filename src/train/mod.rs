@@ -30,6 +30,9 @@
 //! - [`run`]: a complete run on a binary image task (any method, evaluation, metrics files,
 //!   plots, checkpoints, resume);
 //! - [`learner`]: the objectives inside burn-train's Learner (`TrainStep`/`InferenceStep`);
+//! - [`recipe`]: the training recipe (optimizer, weight decay, momentum, learning-rate
+//!   schedule, warm-up, evaluation period) that the run driver, the Learner and a user's loop
+//!   build Burn's optimizer and scheduler from;
 //! - [`parallel`]: data parallelism over several devices with one CPU state (the objective
 //!   sees the whole batch's scores once);
 //! - [`provenance`]: the settings and the training labels' fingerprint an objective's record
@@ -56,6 +59,7 @@ pub mod learner;
 pub use rankrisk_core::objective::mb_pauc;
 pub mod objectives;
 pub mod parallel;
+pub mod recipe;
 pub mod run;
 
 pub use objectives::{deep_sbcd, objective, params, provenance, sbcd_model, state_record, storm};

@@ -1,10 +1,9 @@
-//! The methods trained one optimizer step per batch (CE, AUC-M, MB, SOPA, SOPA-s, SOTA-s):
-//! one objective per task, the batch's scores read back once, every task's `dL/ds` computed on
-//! the CPU and applied through the surrogate.
+//! The methods trained one optimizer step per batch: one objective per task, the batch's scores
+//! read back once, every task's `dL/ds` computed on the CPU and applied through the surrogate.
 
 use std::time::Instant;
 
-use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::optim::GradientsParams;
 use rankrisk_datasets::batcher::HostBatch;
 use rankrisk_datasets::sampler::BatchSampler;
 use rankrisk_models::Scorer;
@@ -23,7 +22,7 @@ use crate::train::objective::{BatchGradient, Erm, ErmConfig, Objective, TrainErr
 use crate::train::params::{DeviceTerms, Snapshot};
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::{RunError, diverged, step_error};
-use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
+use crate::train::run::period::{ObjectiveState, Period, PeriodContext, Stepper};
 use crate::train::run::prefetch::for_each_batch;
 use crate::train::state_record::State;
 use crate::train::storm::StormDirection;
@@ -70,7 +69,8 @@ impl BatchObjective {
             AucMConfig::new()
                 .with_imratio(Some(positive_share))
                 .with_lr(cfg.lr())
-                .with_weight_decay(1e-4)
+                .with_weight_decay(cfg.weight_decay())
+                .with_gamma(1.0 / cfg.recipe.epoch_decay)
                 .init(labels)?,
         ))
     }
@@ -295,7 +295,7 @@ pub(crate) fn batch_period<M: Scorer>(
     objectives: &mut [BatchObjective],
     model: M,
     ctx: &PeriodContext<'_>,
-    optim: &mut ModuleOptimizer,
+    stepper: &mut Stepper,
     sampler: &mut BatchSampler,
     steps_done: usize,
     steps: usize,
@@ -304,11 +304,16 @@ pub(crate) fn batch_period<M: Scorer>(
     let mut cpu = 0.0;
     steps_of(model, ctx, sampler, steps, |m, host, k| {
         let step = steps_done + k;
-        // AUC-M's regularization of the model, once (every task's objective has the same).
-        let aucm = match objectives.first() {
-            Some(BatchObjective::Aucm(o)) => Some(o.clone()),
-            _ => None,
-        };
+        let lr = stepper.next_lr();
+        // AUC-M's scalars take PESG's step at the model's rate; its regularization of the
+        // model is added once (every task's objective has the same).
+        let mut aucm = None;
+        for o in objectives.iter_mut() {
+            if let BatchObjective::Aucm(a) = o {
+                a.lr = lr;
+                aucm.get_or_insert_with(|| a.clone());
+            }
+        }
         let out = ctx
             .shards
             .step(
@@ -325,10 +330,11 @@ pub(crate) fn batch_period<M: Scorer>(
                 |replica| aucm.as_ref()?.device_terms(replica, &reference),
             )
             .map_err(step_error(step))?;
-        Ok((optim.step(ctx.cfg.lr(), m, out.grads), out.gradient.loss))
+        Ok((stepper.optim.step(lr, m, out.grads), out.gradient.loss))
     })
     .map(|p| Period {
         cpu_seconds: cpu,
+        lr: stepper.last_lr,
         ..p
     })
 }
@@ -379,6 +385,7 @@ fn steps_of<M: Scorer>(
         cpu_seconds: 0.0,
         dual_seconds: 0.0,
         step_ms: median(&mut step_ms),
+        lr: None,
     })
 }
 
@@ -400,7 +407,7 @@ pub(crate) fn asgda_period<M: Scorer>(
     run: &mut AsgdaRun,
     model: M,
     ctx: &PeriodContext<'_>,
-    optim: &mut ModuleOptimizer,
+    stepper: &mut Stepper,
     sampler: &mut BatchSampler,
     steps_done: usize,
     steps: usize,
@@ -424,12 +431,12 @@ pub(crate) fn asgda_period<M: Scorer>(
             direction.update(&m, old, None, 0.0);
             objective.correct_directions(&old_minmax, None, 0.0, 0.0);
             let along = direction.gradients(&m);
-            let m = optim.step(eta * nu, m, along);
+            let m = stepper.optim.step(eta * nu, m, along);
             objective.asgda_move(eta, nu, lambda);
             m
         } else {
             let along = direction.gradients(&m);
-            let m = optim.step(eta * nu, m, along);
+            let m = stepper.optim.step(eta * nu, m, along);
             objective.asgda_move(eta, nu, lambda);
             let (new, new_minmax, _) = asgda_gradients(&m, host, ctx, &*objective, step, &mut cpu)?;
             let (rho, xi) = (config.rho(step + 1), config.xi(step + 1));

@@ -10,6 +10,7 @@ use crate::device::remote::DeviceSpec;
 use crate::pauc::agd::AgdSbcdConfig;
 use crate::pauc::sbcd::DualInit;
 use crate::train::instance_pauc::{GammaStep, WeightStep};
+use crate::train::recipe::Recipe;
 use crate::train::run::defaults;
 use crate::train::run::error::RunError;
 
@@ -267,12 +268,11 @@ pub struct RunConfig {
     #[arg(long, value_enum, default_value = "descent")]
     #[serde(default)]
     pub gamma_step: GammaStep,
-    /// Adam's epsilon, for the methods trained with Adam (CE, SOPA, SOPA-s, SOTA-s, STACO,
-    /// PAUCI, UPAUCI): Burn's default 1e-5; PyTorch's `Adam`, which LibAUC's runs use, has
-    /// 1e-8.
-    #[arg(long, default_value_t = defaults::adam_epsilon(), value_parser = finite_f64)]
-    #[serde(default = "defaults::adam_epsilon")]
-    pub adam_epsilon: f64,
+    /// The training recipe: optimizer, weight decay, momentum, learning-rate schedule,
+    /// warm-up, evaluation period ([`Recipe`]; its keys sit beside the others).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub recipe: Recipe,
     /// Stratified bootstrap resamples of the test pAUC's 95% interval at every evaluation point
     /// (0: none).
     #[arg(long, default_value_t = defaults::bootstrap())]
@@ -413,36 +413,6 @@ impl RunConfig {
             .with_common_blocks(self.common_blocks)
     }
 
-    /// The learning rate: the setting, else the method's default: CE 1e-3 with Adam (as the
-    /// paper trains it), SOPA, SOPA-s, SOTA-s and STACO with Adam at LibAUC's default 1e-3
-    /// (PAUCI and UPAUCI the same, their network on Adam), AUC-M
-    /// and MB 0.1 (measured on Fashion-MNIST-LT with ResNet-20), AGD-SBCD
-    /// [`AgdSbcdConfig`]'s c = 0.1 (with the exact dual start, on the 3,000-image slice, 2
-    /// passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the earlier mean
-    /// start c = 1 had been the better one).
-    pub fn lr(&self) -> f64 {
-        self.lr.unwrap_or(match self.method {
-            Method::Ce
-            | Method::Sopa
-            | Method::SopaS
-            | Method::SotaS
-            | Method::Staco
-            | Method::Pauci
-            | Method::Upauci => 1e-3,
-            Method::Sbcd => AgdSbcdConfig::new(0.05, 0.5).c,
-            Method::Aucm | Method::Mb => 0.1,
-        })
-    }
-
-    /// The gradient clamp in use: the setting (0: none), else 1 for SOPA and for STACO (LibAUC's
-    /// `STACO` optimizer clamps at 1 by default) and none for the other methods.
-    pub fn clip(&self) -> Option<f64> {
-        match self.grad_clip {
-            None => matches!(self.method, Method::Sopa | Method::Staco).then_some(1.0),
-            Some(c) => (c != 0.0).then_some(c),
-        }
-    }
-
     /// ASGDA's settings of this run (`iota` for both corrections).
     pub fn asgda_config(&self) -> crate::train::AsgdaConfig {
         crate::train::AsgdaConfig::new()
@@ -452,26 +422,6 @@ impl RunConfig {
             .with_lambda(self.asgda_lambda)
             .with_iota_1(self.asgda_iota)
             .with_iota_2(self.asgda_iota)
-    }
-
-    /// PAUCI's and UPAUCI's `omega`: the setting, else PAUCI's 0 (its released code) and
-    /// UPAUCI's 0.1 ([`UpauciConfig`](crate::train::UpauciConfig)'s).
-    pub fn omega(&self) -> f64 {
-        self.omega.unwrap_or(match self.method {
-            Method::Upauci => crate::train::UpauciConfig::new().omega,
-            _ => crate::train::PauciConfig::new().omega,
-        })
-    }
-
-    /// These settings with the per-method defaults written in (`lr`, `grad_clip`: 0 for
-    /// none, `omega`), as a run's folder keeps them.
-    pub fn resolved(mut self) -> Self {
-        self.lr = Some(self.lr());
-        self.grad_clip = Some(self.clip().unwrap_or(0.0));
-        if matches!(self.method, Method::Pauci | Method::Upauci) {
-            self.omega = Some(self.omega());
-        }
-        self
     }
 
     /// The defaults of the command line for `method`, resolved, writing into `out`.
@@ -488,18 +438,5 @@ impl RunConfig {
     }
 }
 
-/// The value parser of every float flag (and so of every float key of a config file, which is
-/// read through the flags): a number that is finite, so that what the flags accept is what a
-/// saved `config.toml` reads back.
-///
-/// # Errors
-/// A message with the text for a value that is not a number or not finite.
-pub fn finite_f64(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(v) => Err(format!(
-            "'{text}' is {v}: every float setting is a finite number"
-        )),
-        Err(e) => Err(format!("'{text}' is not a number ({e})")),
-    }
-}
+/// The value parser of every float flag: core's, re-exported under its old path.
+pub use rankrisk_core::finite_f64;

@@ -62,10 +62,6 @@ pub(crate) fn scalar_lr() -> f64 {
 pub(crate) fn weights_lr() -> f64 {
     UpauciConfig::new().lr_weights
 }
-/// Burn's `AdamConfig` epsilon, 1e-5 (PyTorch's `Adam`, which LibAUC's runs use, has 1e-8).
-pub(crate) fn adam_epsilon() -> f64 {
-    1e-5
-}
 
 /// LibAUC's margin of the squared hinge ([`SopaConfig`]'s).
 pub(crate) fn margin() -> f64 {

@@ -162,3 +162,13 @@ pub(crate) fn step_error(step: usize) -> impl Fn(ParallelError<RunError>) -> Run
 pub(crate) fn bridge_error(step: usize) -> impl Fn(BridgeError) -> RunError {
     move |source| diverged(step)(RunError::Bridge { step, source })
 }
+
+impl From<crate::train::recipe::RecipeError> for RunError {
+    /// A recipe setting that cannot run is a setting of the run, named by its key.
+    fn from(e: crate::train::recipe::RecipeError) -> Self {
+        RunError::Setting {
+            key: e.key,
+            message: e.message,
+        }
+    }
+}

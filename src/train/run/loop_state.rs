@@ -149,4 +149,64 @@ mod tests {
         let ce = RunConfig::new(Method::Ce, "out/c".into());
         assert_eq!(read(strip(&ce, &all)), ce);
     }
+
+    #[test]
+    fn a_checkpoint_from_before_the_recipe_resumes_as_it_ran() {
+        use crate::train::recipe::{OptimizerKind, Recipe};
+        use crate::train::run::config::Method;
+        // The keys the recipe added, none of which a checkpoint before 2026-11-28 holds
+        // (`adam_epsilon` is older and stays).
+        let recipe_keys = [
+            "optimizer",
+            "weight_decay",
+            "momentum",
+            "nesterov",
+            "epoch_decay",
+            "lr_schedule",
+            "decay_epochs",
+            "decay_factor",
+            "lr_min",
+            "warmup_steps",
+            "eval_every",
+        ];
+        for method in [
+            Method::Ce,
+            Method::Aucm,
+            Method::Mb,
+            Method::SotaS,
+            Method::Sbcd,
+        ] {
+            let now = RunConfig::new(method, "out/r".into());
+            let mut v = serde_json::to_value(&now).unwrap();
+            for k in recipe_keys {
+                v.as_object_mut().unwrap().remove(k);
+            }
+            let old = read(v);
+            // The recipe every run had: the method's optimizer, a constant rate, an
+            // evaluation per epoch, AUC-M's weight decay 1e-4 and gamma 500.
+            assert_eq!(old, now, "{method:?}");
+            assert_eq!(old.recipe, Recipe::default());
+            assert!(crate::train::run::resume::differences(&old, &now, &[]).is_empty());
+            let sgd = matches!(method, Method::Aucm | Method::Mb | Method::Sbcd);
+            let kind = old.recipe.optimizer_or(old.default_optimizer());
+            assert_eq!(kind == OptimizerKind::Sgd, sgd, "{method:?}");
+        }
+        let aucm = RunConfig::new(Method::Aucm, "out/a".into());
+        assert_eq!(
+            (aucm.weight_decay(), 1.0 / aucm.recipe.epoch_decay),
+            (1e-4, 500.0)
+        );
+        // A resume that changes the schedule is a difference named by its key.
+        let mut step = aucm.clone();
+        step.recipe.lr_schedule = crate::train::recipe::Schedule::Step;
+        step.recipe.decay_epochs = vec![1];
+        let d = crate::train::run::resume::differences(&aucm, &step, &[]);
+        assert_eq!(
+            d,
+            vec![
+                "decay_epochs: unset then, [1] now".to_string(),
+                "lr_schedule: \"constant\" then, \"step\" now".to_string()
+            ]
+        );
+    }
 }

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use burn::grad_clipping::GradientClippingConfig;
-use burn::optim::{AdamConfig, ModuleOptimizer, SgdConfig};
+use burn::optim::{ModuleOptimizer, SgdConfig};
 use burn::store::ModuleRecord;
 use burn::tensor::Device;
 use rankrisk_datasets::DataError;
@@ -19,7 +19,7 @@ use crate::train::run::batches::{AsgdaRun, BatchObjective, asgda_period, batch_p
 use crate::train::run::config::{Method, RunConfig, Solver};
 use crate::train::run::error::{RunError, diverged};
 use crate::train::run::evaluate::score_all;
-use crate::train::run::period::{ObjectiveState, Period, PeriodContext};
+use crate::train::run::period::{ObjectiveState, Period, PeriodContext, Stepper};
 use crate::train::state_record::{State, load_states, states_record};
 use crate::train::storm::StormDirection;
 
@@ -137,34 +137,23 @@ impl Trainer {
         })
     }
 
-    /// The optimizer of the method: plain SGD under ASGDA (its steps along the direction);
-    /// otherwise Adam for CE (as the paper trains it) and for SOPA, SOPA-s,
-    /// SOTA-s, STACO (LibAUC's optimizers default to their Adam mode), and for PAUCI and
-    /// UPAUCI's network (their scalars take their own projected steps); SGD for the rest, AGD-SBCD's
-    /// updates included, whose optimizer only fills the checkpoint. With `grad_clip`, each
-    /// gradient element is clamped to `[-c, c]` first (Burn's clipping by value); Adam's
-    /// epsilon is `adam_epsilon`.
+    /// The optimizer of the run: plain SGD under ASGDA (its steps along the direction);
+    /// otherwise the recipe's ([`Recipe::init_optimizer`](crate::train::recipe::Recipe::init_optimizer)),
+    /// by default the method's ([`RunConfig::default_optimizer`]), with the run's weight decay
+    /// (AUC-M's is PESG's term, added by its device terms instead) and gradient clamp.
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
-        let clip = cfg.clip().map(|c| GradientClippingConfig::Value(c as f32));
+        let clip = cfg.clip();
         if cfg.solver == Solver::Asgda {
             // ASGDA's network step: plain SGD of size eta_t nu along its direction.
+            let clip = clip.map(|c| GradientClippingConfig::Value(c as f32));
             return SgdConfig::new().with_gradient_clipping(clip).init();
         }
-        match cfg.method {
-            Method::Ce
-            | Method::Sopa
-            | Method::SopaS
-            | Method::SotaS
-            | Method::Staco
-            | Method::Pauci
-            | Method::Upauci => AdamConfig::new()
-                .with_epsilon(cfg.adam_epsilon as f32)
-                .with_grad_clipping(clip)
-                .init(),
-            Method::Aucm | Method::Mb | Method::Sbcd => {
-                SgdConfig::new().with_gradient_clipping(clip).init()
-            }
-        }
+        let weight_decay = match cfg.method {
+            Method::Aucm => 0.0,
+            _ => cfg.weight_decay(),
+        };
+        cfg.recipe
+            .init_optimizer(cfg.default_optimizer(), weight_decay, clip)
     }
 
     /// Prepare a fresh run at the initial `model`: AGD-SBCD re-estimates the batch-norm
@@ -306,8 +295,9 @@ impl Trainer {
         }
     }
 
-    /// One period from `model` with at most `left` steps: an epoch of `steps_per_epoch` batches
-    /// (shortened to the budget), or one outer iteration of AGD-SBCD shortened to the budget.
+    /// One period from `model` with at most `left` steps: `period_steps` batches (an epoch, or
+    /// the recipe's `eval_every`; shortened to the budget), or one outer iteration of AGD-SBCD
+    /// shortened to the budget.
     /// `None` when AGD-SBCD's remainder is smaller than one step per call (left unused).
     ///
     /// # Errors
@@ -318,24 +308,24 @@ impl Trainer {
         &mut self,
         model: M,
         ctx: &PeriodContext<'_>,
-        optim: &mut ModuleOptimizer,
+        stepper: &mut Stepper,
         sampler: &mut BatchSampler,
         steps_done: usize,
         left: usize,
-        steps_per_epoch: usize,
+        period_steps: usize,
     ) -> Result<Option<Period<M>>, RunError> {
         let period = match self {
             Trainer::Sbcd(s) => sbcd_period(s, model, ctx, steps_done, left)?,
             Trainer::Batches(objectives) => {
-                let steps = steps_per_epoch.min(left);
+                let steps = period_steps.min(left);
                 Some(batch_period(
-                    objectives, model, ctx, optim, sampler, steps_done, steps,
+                    objectives, model, ctx, stepper, sampler, steps_done, steps,
                 )?)
             }
             Trainer::Asgda(run) => {
-                let steps = steps_per_epoch.min(left);
+                let steps = period_steps.min(left);
                 Some(asgda_period(
-                    run, model, ctx, optim, sampler, steps_done, steps,
+                    run, model, ctx, stepper, sampler, steps_done, steps,
                 )?)
             }
         };
@@ -441,5 +431,6 @@ fn sbcd_period<M: Scorer>(
         cpu_seconds: rec.cpu_seconds,
         dual_seconds,
         step_ms,
+        lr: None,
     }))
 }

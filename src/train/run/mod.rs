@@ -24,6 +24,7 @@ mod period;
 mod point;
 mod prefetch;
 pub mod record;
+mod resolve;
 pub mod resume;
 mod validate;
 
@@ -41,7 +42,7 @@ use crate::train::checkpoint;
 use crate::train::parallel::Shards;
 use crate::train::run::loop_state::LoopState;
 use crate::train::run::method::Trainer;
-use crate::train::run::period::PeriodContext;
+use crate::train::run::period::{PeriodContext, Stepper};
 use crate::train::run::point::Points;
 use crate::train::run::record::{curves_plot, say, write_metrics};
 use crate::train::run::resume::{DataFingerprint, SetFingerprint};
@@ -146,8 +147,10 @@ fn train_on_worker<M: Scorer>(
         bar: &hidden,
         shards: &shards,
     };
-    let (mut model, mut optim, mut st) =
+    let (mut model, optim, mut st) =
         start_or_resume(model, &mut trainer, &start_ctx, &task_labels, data)?;
+    let mut stepper = Stepper::new(optim, cfg, steps_per_epoch, budget, st.steps_done)?;
+    let period_steps = cfg.recipe.period_steps(steps_per_epoch);
     let bar = progress_bar(cfg, budget, st.steps_done);
     let ctx = PeriodContext {
         bar: &bar,
@@ -160,11 +163,11 @@ fn train_on_worker<M: Scorer>(
         let Some(period) = trainer.period(
             model,
             &ctx,
-            &mut optim,
+            &mut stepper,
             &mut st.sampler,
             st.steps_done,
             left,
-            steps_per_epoch,
+            period_steps,
         )?
         else {
             break;
@@ -188,17 +191,29 @@ fn train_on_worker<M: Scorer>(
         }
         model = period.model;
         st.eval_seconds += eval_start.elapsed().as_secs_f64();
-        let t = Instant::now();
-        write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
-        st.checkpoint_id = Some(loop_state::new_checkpoint_id());
-        let dir = cfg.out.join("checkpoint");
-        let record = st.checkpoint_id.map(|id| trainer.record(id));
-        // The second-module slot holds ASGDA's network direction (None for the rest).
-        let direction = trainer.direction_module(&model);
-        checkpoint::save(&dir, &model, direction.as_ref(), &optim, record, &st)?;
-        st.checkpoint_seconds += t.elapsed().as_secs_f64();
+        save_point(cfg, &trainer, &model, &stepper, &mut st)?;
     }
     finish(st, &bar, cfg)
+}
+
+/// The files of an evaluation point: the metrics, and the checkpoint (model, ASGDA's
+/// direction in the second-module slot, optimizer, the objective's record, the loop state).
+fn save_point<M: Scorer>(
+    cfg: &RunConfig,
+    trainer: &Trainer,
+    model: &M,
+    stepper: &Stepper,
+    st: &mut LoopState,
+) -> Result<(), RunError> {
+    let t = Instant::now();
+    write_metrics(&cfg.out, &st.history).map_err(RunError::output(&cfg.out))?;
+    st.checkpoint_id = Some(loop_state::new_checkpoint_id());
+    let dir = cfg.out.join("checkpoint");
+    let record = st.checkpoint_id.map(|id| trainer.record(id));
+    let direction = trainer.direction_module(model);
+    checkpoint::save(&dir, model, direction.as_ref(), &stepper.optim, record, st)?;
+    st.checkpoint_seconds += t.elapsed().as_secs_f64();
+    Ok(())
 }
 
 /// `select = "two-way"` picks one task's model: refused for a multi-label run.

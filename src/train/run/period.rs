@@ -54,6 +54,9 @@ pub(crate) struct Period<M> {
     /// Median milliseconds per optimizer step (batch in hand to parameters updated; AGD-SBCD:
     /// the mean over its SBCD steps).
     pub step_ms: f64,
+    /// The learning rate of the period's last step (the recipe's schedule; None for AGD-SBCD
+    /// and ASGDA, which step by their own rules).
+    pub lr: Option<f64>,
 }
 
 /// What a period reads and where it reports: the training set, the device, the settings and
@@ -65,4 +68,47 @@ pub(crate) struct PeriodContext<'a> {
     pub bar: &'a ProgressBar,
     /// The devices the batches are split over (data parallelism; the first is `device`).
     pub shards: &'a Shards,
+}
+
+/// The optimizer of a run and its learning-rate schedule, stepped together: every optimizer
+/// step takes the schedule's next rate.
+pub(crate) struct Stepper {
+    /// The model's optimizer.
+    pub optim: burn::optim::ModuleOptimizer,
+    /// The recipe's schedule, at the run's step count.
+    pub schedule: burn::optim::lr_scheduler::module_lr_scheduler::ModuleLrScheduler,
+    /// The rate of the last step taken (None before the first).
+    pub last_lr: Option<f64>,
+}
+
+impl Stepper {
+    /// `optim` with the recipe's schedule of `cfg` for a run of `budget` steps,
+    /// `steps_per_epoch` per epoch, replayed to `steps_done` (the step a resumed run
+    /// continues from).
+    ///
+    /// # Errors
+    /// [`RunError::Setting`] for a schedule that does not fit the run's steps.
+    pub fn new(
+        optim: burn::optim::ModuleOptimizer,
+        cfg: &RunConfig,
+        steps_per_epoch: usize,
+        budget: usize,
+        steps_done: usize,
+    ) -> Result<Self, crate::train::run::error::RunError> {
+        let schedule = cfg
+            .recipe
+            .scheduler_at(cfg.lr(), steps_per_epoch, budget, steps_done)?;
+        Ok(Stepper {
+            optim,
+            schedule,
+            last_lr: None,
+        })
+    }
+
+    /// The rate of the next optimizer step (the schedule moves on by one step).
+    pub fn next_lr(&mut self) -> f64 {
+        let lr = self.schedule.step().base();
+        self.last_lr = Some(lr);
+        lr
+    }
 }

@@ -148,6 +148,7 @@ impl<'a> Points<'a> {
             sbcd: period.diagnostics,
             tasks: e.tasks.clone(),
             step_ms: period.step_ms,
+            lr: period.lr,
         }
     }
 

@@ -63,6 +63,10 @@ pub struct EpochMetrics {
     pub checkpoint_seconds: f64,
     /// Share of the training time spent in the objective's CPU code.
     pub cpu_share: f64,
+    /// The learning rate of the last step before this point (the recipe's schedule; None
+    /// for AGD-SBCD, ASGDA and rows written before 2026-11-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lr: Option<f64>,
     /// Which model this row scores (AGD-SBCD evaluates two candidates per iteration).
     #[serde(default)]
     pub candidate: Candidate,
@@ -323,6 +327,7 @@ mod tests {
             eval_seconds: 0.0,
             checkpoint_seconds: 0.0,
             cpu_share: 0.0,
+            lr: None,
             candidate: Candidate::W,
             sbcd: None,
             tasks: Vec::new(),

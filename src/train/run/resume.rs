@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::train::recipe::Schedule;
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::RunError;
 
@@ -125,6 +126,17 @@ pub fn check(
     now_data: &DataFingerprint,
 ) -> Result<(), RunError> {
     let mut diffs = differences(saved, now, &FREE_ON_RESUME);
+    // Cosine annealing runs over the run's steps: its horizon is fixed when it starts.
+    let cosine = [saved, now]
+        .iter()
+        .any(|c| c.recipe.lr_schedule == Schedule::Cosine);
+    if cosine && saved.epochs != now.epochs {
+        diffs.push(format!(
+            "epochs: {} then, {} now (lr_schedule = \"cosine\" anneals over the run's budget, \
+             so the budget of a cosine run cannot change)",
+            saved.epochs, now.epochs
+        ));
+    }
     if let Some(data) = saved_data {
         diffs.extend(
             differences(data, now_data, &[])

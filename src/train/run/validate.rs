@@ -3,6 +3,7 @@
 use crate::device::remote::DeviceSpec;
 use crate::metrics::RankRange;
 use crate::pauc::PaucError;
+use crate::train::recipe::OptimizerKind;
 use crate::train::run::config::{Method, RunConfig, Solver};
 use crate::train::run::error::RunError;
 
@@ -40,6 +41,7 @@ impl RunConfig {
             self.sbcd_config().validate(1).map_err(sbcd_setting)?;
         }
         self.validate_objective_settings()?;
+        self.validate_recipe()?;
         if let Some(DeviceSpec::Remote(url)) = self.devices.first() {
             return bad(
                 "devices",
@@ -50,6 +52,43 @@ impl RunConfig {
             );
         }
         Ok(())
+    }
+
+    /// The recipe's part of [`RunConfig::validate`] ([`Recipe::validate`](crate::train::recipe::Recipe::validate)
+    /// with the run's optimizer, epochs and rate): AGD-SBCD and ASGDA, which step by their
+    /// own rules, take no optimizer, weight decay, momentum, schedule or warm-up (AGD-SBCD no
+    /// evaluation period either: it evaluates after each outer iteration); AUC-M's PESG is
+    /// SGD's step.
+    fn validate_recipe(&self) -> Result<(), RunError> {
+        let bad = |key, message: String| Err(RunError::Setting { key, message });
+        let own_rule = match (self.method, self.solver) {
+            (Method::Sbcd, _) => Some("AGD-SBCD's weight step is eq. (14) with its own c (lr)"),
+            (Method::Pauci | Method::Upauci, Solver::Asgda) => {
+                Some("ASGDA steps by eta_t = k / (m + t)^(1/3) along its own directions")
+            }
+            _ => None,
+        };
+        if let Some(rule) = own_rule {
+            let period = (self.method == Method::Sbcd && self.recipe.eval_every.is_some())
+                .then_some("eval_every");
+            if let Some(key) = self.recipe.first_set_key().or(period) {
+                return bad(
+                    key,
+                    format!("{rule}; it takes no {key} (leave {key} out for this run)"),
+                );
+            }
+        }
+        let kind = self.recipe.optimizer_or(self.default_optimizer());
+        if self.method == Method::Aucm && kind != OptimizerKind::Sgd {
+            return bad(
+                "optimizer",
+                format!(
+                    "AUC-M trains with PESG, SGD's step with its decay terms (weight_decay, \
+                     epoch_decay): optimizer = \"sgd\", not {kind:?}"
+                ),
+            );
+        }
+        Ok(self.recipe.validate(kind, self.epochs, self.lr())?)
     }
 
     /// The budget's part of [`RunConfig::validate`]: at least one pass, a batch of at least
@@ -103,7 +142,6 @@ impl RunConfig {
             ),
             ("staco_margin", self.staco_margin, self.staco_margin > 0.0),
             ("kappa", self.kappa, self.kappa > 0.0),
-            ("adam_epsilon", self.adam_epsilon, self.adam_epsilon > 0.0),
         ] {
             if !(ok && value.is_finite()) {
                 let allowed = if key == "dro_gamma" {
