@@ -5,13 +5,24 @@ state (thresholds, moving averages, duals, weights) in Rust on the CPU: one copy
 scores to the host, the update, and the score gradient back to ``y_pred``'s device and dtype.
 
 - ``y_pred``: the model's **logits**, shape ``(B,)`` or ``(B, 1)``: rankrisk applies the
-  sigmoid itself (LibAUC's losses take ``torch.sigmoid(logits)``; do not pass that here);
+  sigmoid itself. LibAUC's losses take ``torch.sigmoid(logits)`` instead: build the losses
+  that have a LibAUC counterpart (SOPA, SOPAs, SOTAs, STACO, AUCM) with
+  ``inputs="probabilities"`` to pass those (rankrisk then takes their logit: the same
+  objective and gradient); with the default ``inputs="logits"`` they refuse a batch whose
+  values all lie in [0, 1] and are not all equal, as probabilities, so that a ported LibAUC
+  loop never squashes twice in silence (docs/GUIDE.md, "From Python");
 - ``y_true``: 0 / 1 (or -1 / +1, bool), shape as ``y_pred``;
-- ``index``: each sample's position in the training set, ``0 <= index < len(labels)``.
+- ``index``: each sample's position in the training set, ``0 <= index < len(labels)``
+  (LibAUC 2.0.1's ``pAUC_CVaR_Loss`` and ``tpAUC_KL_Loss`` take the same dataset index; its
+  SOPA-s tutorial's dataset gives each positive's index among the positives and -1 for the
+  negatives, which is refused here: give every sample its dataset index).
 
 Each loss is built from the training set's labels (id order) and its settings by keyword, with
 LibAUC 2.0.1's defaults: ``SOPA(labels, beta=0.2)``. ``state_dict()`` holds the whole state
-(``load_state_dict`` puts it back, so that a stopped run resumes bit for bit), and under
+(``load_state_dict`` puts it back, so that a stopped run resumes bit for bit) with what made
+it, the entries a Burn record of the objective holds (``settings``, ``training_labels``): a
+state of another setting or another training set is refused naming which. A loss survives
+``copy.deepcopy`` (an independent copy), ``pickle`` and ``torch.save(module)``. Under
 ``torch.distributed`` the batches of all ranks are gathered before the update, as LibAUC 2.0
 does: every rank runs the same update on the whole batch, and each rank's gradient is scaled
 by the world size so that DDP's average gives the one-process gradient of the concatenated
@@ -35,6 +46,7 @@ says what a PyTorch loop would have to do for it.
 """
 
 import json
+import warnings
 
 import numpy as np
 import torch
@@ -63,7 +75,7 @@ def _gather(t):
 
 class _Step(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, y_pred, y_true, index, objective):
+    def forward(ctx, y_pred, y_true, index, objective, inputs):
         scores = y_pred.detach().reshape(-1)
         labels = y_true.detach().reshape(-1)
         ids = index.detach().reshape(-1)
@@ -72,23 +84,69 @@ class _Step(torch.autograd.Function):
                 f"y_pred has {len(scores)} scores, y_true {len(labels)} labels, index "
                 f"{len(ids)} ids: one of each per sample is needed"
             )
+        _check_inputs(scores, ids, inputs)
+        probabilities = inputs == "probabilities"
         all_scores, rank, world = _gather(scores)
         all_labels, _, _ = _gather(labels)
         all_ids, _, _ = _gather(ids)
+        host = _host(all_scores, torch.float64)
+        if probabilities:
+            # LibAUC's inputs, sigmoid(logit): the objective sees their logit, whose sigmoid
+            # is the probability again; dL/dp = dL/ds / (p (1 - p)).
+            p = np.clip(host, _TINY, 1.0 - _TINY)
+            host = np.log(p) - np.log1p(-p)
         loss, grad = objective.batch_gradient(
-            _host(all_scores, torch.float64),
+            host,
             _host(all_labels, torch.float64),
             _host(all_ids, torch.int64),
         )
+        grad = np.asarray(grad, dtype=np.float64)
+        if probabilities:
+            grad = grad / (p * (1.0 - p))
         b = len(scores)
-        grad = torch.from_numpy(np.asarray(grad[rank * b : (rank + 1) * b])) * world
+        grad = torch.from_numpy(grad[rank * b : (rank + 1) * b]) * world
         ctx.save_for_backward(grad.to(y_pred.device, y_pred.dtype).reshape(y_pred.shape))
         return torch.tensor(loss, dtype=y_pred.dtype, device=y_pred.device)
 
     @staticmethod
     def backward(ctx, grad_output):
         (grad,) = ctx.saved_tensors
-        return grad * grad_output, None, None, None
+        return grad * grad_output, None, None, None, None
+
+
+# The probabilities LibAUC's convention passes are clipped to [_TINY, 1 - _TINY] before their
+# logit is taken (a probability of exactly 0 or 1 has none).
+_TINY = 1e-12
+_INPUTS = ("logits", "probabilities")
+
+
+def _check_inputs(scores, ids, inputs):
+    """Refuse what a LibAUC loop passes where rankrisk expects otherwise, saying what to change:
+    ``inputs`` is the loss's convention, or ``None`` for a loss with no LibAUC counterpart (no
+    check of the values' range)."""
+    probabilities = inputs == "probabilities"
+    if len(ids) and bool((ids < 0).any()):
+        raise ValueError(
+            f"index holds {int(ids.min())}: give every sample its position in the training "
+            "set (LibAUC's SOPA-s tutorial gives the negatives -1 and each positive its index "
+            "among the positives; rankrisk takes the dataset index of every sample)"
+        )
+    if len(scores) < 2:
+        return
+    lo, hi = float(scores.min()), float(scores.max())
+    if probabilities and not (lo >= 0.0 and hi <= 1.0):
+        raise ValueError(
+            f"inputs='probabilities', but y_pred spans [{lo:.4g}, {hi:.4g}]: pass "
+            "torch.sigmoid(logits), or build the loss with inputs='logits' and pass the logits"
+        )
+    # A constant batch (a zero-initialized last layer's logits) is no evidence either way.
+    if inputs == "logits" and 0.0 <= lo < hi <= 1.0:
+        raise ValueError(
+            f"y_pred lies in [{lo:.4g}, {hi:.4g}], as probabilities do (LibAUC's losses take "
+            "torch.sigmoid(logits)); rankrisk's take the logits and apply the sigmoid "
+            "themselves: pass model(x) without the sigmoid, or build the loss with "
+            "inputs='probabilities' to keep LibAUC's convention"
+        )
 
 
 class _Objective(torch.nn.Module):
@@ -96,9 +154,19 @@ class _Objective(torch.nn.Module):
 
     _kind = ""
     _defaults = {}
+    # The losses with a LibAUC counterpart take ``inputs="probabilities"`` and refuse a batch of
+    # probabilities passed as logits; the others take their scores as they come.
+    _libauc = False
 
-    def __init__(self, labels, **settings):
+    def __init__(self, labels, inputs="logits", **settings):
         super().__init__()
+        if inputs not in _INPUTS:
+            raise ValueError(f"inputs={inputs!r}: one of {_INPUTS}")
+        if inputs == "probabilities" and not self._libauc:
+            raise ValueError(
+                f"{type(self).__name__} has no LibAUC counterpart and takes the model's scores: "
+                "inputs='logits'"
+            )
         if isinstance(labels, torch.Tensor):
             labels = labels.detach().reshape(-1).cpu().numpy()
         labels = np.asarray(labels)
@@ -106,30 +174,72 @@ class _Objective(torch.nn.Module):
             settings["lambda"] = settings.pop("Lambda")
         settings = {**self._defaults, **settings}
         self._settings = settings
+        self._inputs = inputs
         self._objective = _rankrisk.Objective(self._kind, labels, json.dumps(settings))
+        # Kept to rebuild the objective when the loss is copied or unpickled.
+        self._labels = labels.copy()
 
     def forward(self, y_pred, y_true, index):
         """The batch's loss (a 0-d tensor on ``y_pred``'s device); its backward gives the
         objective's score gradient. Updates the state (one step)."""
-        return _Step.apply(y_pred, y_true, index, self._objective)
+        inputs = self._inputs if self._libauc else None
+        return _Step.apply(y_pred, y_true, index, self._objective, inputs)
 
     @torch.no_grad()
     def evaluate(self, y_pred, y_true):
         """The objective's value on a batch of any data set (validation), nothing moved."""
-        return self._objective.evaluate(
-            _host(y_pred, torch.float64), _host(y_true, torch.float64)
-        )
+        scores = _host(y_pred, torch.float64)
+        if self._inputs == "probabilities":
+            p = np.clip(scores, _TINY, 1.0 - _TINY)
+            scores = np.log(p) - np.log1p(-p)
+        return self._objective.evaluate(scores, _host(y_true, torch.float64))
 
     def get_extra_state(self):
-        return {name: torch.from_numpy(v) for name, v in self._objective.state().items()}
+        state = {name: torch.from_numpy(v) for name, v in self._objective.state().items()}
+        # What made the state, as the Burn record holds it (compared on load).
+        state.update(
+            {f"provenance.{name}": torch.from_numpy(v)
+             for name, v in self._objective.provenance().items()}
+        )
+        return state
 
     def set_extra_state(self, state):
-        self._objective.set_state(
-            {name: np.ascontiguousarray(v.cpu().numpy(), dtype=np.float64) for name, v in state.items()}
+        state = dict(state)
+        made = {k[len("provenance."):]: state.pop(k) for k in list(state)
+                if k.startswith("provenance.")}
+        host = lambda v: np.ascontiguousarray(v.cpu().numpy(), dtype=np.float64)  # noqa: E731
+        if made:
+            self._objective.check_provenance(
+                host(made.get("settings", torch.zeros(0))),
+                host(made.get("training_labels", torch.zeros(0))),
+            )
+        elif self._objective.provenance():
+            warnings.warn(
+                f"{type(self).__name__}: this state_dict holds no record of the settings and "
+                "training labels it was saved with (saved before rankrisk kept them): loaded "
+                "unchecked",
+                stacklevel=2,
+            )
+        self._objective.set_state({name: host(v) for name, v in state.items()})
+
+    def __getstate__(self):
+        # The Rust objective does not pickle: its state travels as arrays and the objective is
+        # built again from the kept labels and settings.
+        state = self.__dict__.copy()
+        state["_objective"] = self._objective.state()
+        return state
+
+    def __setstate__(self, state):
+        saved = state.pop("_objective")
+        super().__setstate__(state)
+        self._objective = _rankrisk.Objective(
+            self._kind, self._labels, json.dumps(self._settings)
         )
+        self._objective.set_state(saved)
 
     def extra_repr(self):
-        return ", ".join(f"{k}={v!r}" for k, v in self._settings.items())
+        settings = ", ".join(f"{k}={v!r}" for k, v in self._settings.items())
+        return settings if self._inputs == "logits" else f"{settings}, inputs='probabilities'"
 
 
 class SOPA(_Objective):
@@ -137,6 +247,7 @@ class SOPA(_Objective):
     LibAUC's ``pAUC_CVaR_Loss``): ``beta`` (0.2), ``margin`` (1.0), ``eta`` (0.1)."""
 
     _kind = "sopa"
+    _libauc = True
     _defaults = {"beta": 0.2}
 
 
@@ -145,6 +256,7 @@ class SOPAs(_Objective):
     (1.0), ``gamma`` (0.9), ``margin`` (1.0)."""
 
     _kind = "sopa-s"
+    _libauc = True
 
 
 class SOTAs(_Objective):
@@ -153,6 +265,7 @@ class SOTAs(_Objective):
     (1.0)."""
 
     _kind = "sota-s"
+    _libauc = True
 
 
 class STACO(_Objective):
@@ -161,6 +274,7 @@ class STACO(_Objective):
     ``beta_0``, ``beta_1`` (0.1)."""
 
     _kind = "staco"
+    _libauc = True
 
 
 class PAUCI(_Objective):
@@ -186,6 +300,7 @@ class AUCM(_Objective):
     (500), ``weight_decay``; the weights' PESG terms are the optimizer's."""
 
     _kind = "aucm"
+    _libauc = True
 
 
 class MiniBatchPAUC(_Objective):
@@ -220,8 +335,8 @@ class DeepADMM(_Objective):
 
     _kind = "deep-admm"
 
-    def __init__(self, labels, weights, **settings):
-        super().__init__(labels, weights=weights, **settings)
+    def __init__(self, labels, weights, inputs="logits", **settings):
+        super().__init__(labels, inputs=inputs, weights=weights, **settings)
         self._snapshot = None
 
     def outer_step(self, train_scores, model=None):

@@ -228,6 +228,39 @@ impl PyObjective {
         Ok(out)
     }
 
+    /// What the objective was built from, as a Burn record of it holds it: `settings` (three
+    /// values per setting of its config) and `training_labels` (`[n, positives, hash_hi,
+    /// hash_lo]`), named float64 arrays (empty for an objective without provenance).
+    fn provenance<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        if let Some(p) = self.inner.get().provenance() {
+            for (name, values) in p.entries() {
+                out.set_item(name, values.to_pyarray(py))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Refuse a state saved by an objective built otherwise: `settings` and `training_labels`
+    /// as [`PyObjective::provenance`] gives them, compared with this objective's.
+    ///
+    /// Raises `ValueError` naming the first setting that differs, or the training set.
+    fn check_provenance(
+        &self,
+        settings: &Bound<'_, PyAny>,
+        training_labels: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let Some(p) = self.inner.get().provenance() else {
+            return Ok(());
+        };
+        let settings = scores(settings, "settings")?.as_slice().to_vec();
+        let labels = scores(training_labels, "training_labels")?
+            .as_slice()
+            .to_vec();
+        p.check(self.inner.get().name(), &settings, &labels)
+            .map_err(train_error)
+    }
+
     /// Replace the state by `state` (as [`PyObjective::state`] gives it).
     fn set_state(&mut self, state: &Bound<'_, PyDict>) -> PyResult<()> {
         let own = self.inner.get().state();

@@ -107,7 +107,7 @@ def test_bad_calls_raise_errors_that_name_them():
         loss(torch.zeros(8), labels[ids][:7], ids)
     state = loss.state_dict()
     state["_extra_state"] = {"nope": torch.zeros(3)}
-    with pytest.raises(ValueError, match="no state `nope`"):
+    with pytest.raises(ValueError, match="no state `nope`"), pytest.warns(UserWarning):
         loss.load_state_dict(state)
 
 
@@ -282,3 +282,90 @@ def test_the_deep_admms_parameter_terms_are_its_formula():
         rt.SOPA(labels)._objective.outer_step(np.zeros(N))
     with pytest.raises(ValueError, match="weights \"cvar:q=2\""):
         rt.DeepADMM(labels, weights="cvar:q=2")
+
+
+@pytest.mark.parametrize("loss_cls, settings", LOSSES)
+def test_a_loss_copies_and_pickles_with_its_state(loss_cls, settings, tmp_path):
+    import copy
+    import pickle
+
+    _, labels = dataset()
+    loss = loss_cls(labels, **settings)
+    train(loss, 3)
+    twin = copy.deepcopy(loss)
+    state = {k: v.copy() for k, v in loss._objective.state().items()}
+    # The copy is independent: stepping it leaves the original where it was.
+    train(twin, 2, start=3)
+    for k, v in loss._objective.state().items():
+        assert np.array_equal(v, state[k]), k
+    # pickle and torch.save round-trip the whole loss, inside a model too.
+    for back in (pickle.loads(pickle.dumps(loss)),):
+        assert back.extra_repr() == loss.extra_repr()
+        for k, v in back._objective.state().items():
+            assert np.array_equal(v, state[k]), k
+    holder = torch.nn.Module()
+    holder.loss = loss
+    torch.save(holder, tmp_path / "model.pt")
+    back = torch.load(tmp_path / "model.pt", weights_only=False).loss
+    for k, v in back._objective.state().items():
+        assert np.array_equal(v, state[k]), k
+    # The copies train on as the original would.
+    a, b = pickle.loads(pickle.dumps(loss)), loss
+    wa, _ = train(a, 2, start=3)
+    wb, _ = train(b, 2, start=3)
+    for p, q in zip(wa.parameters(), wb.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_a_state_dict_loads_only_into_the_loss_that_made_it():
+    _, labels = dataset()
+    loss = rt.SOPA(labels, beta=0.3)
+    train(loss, 2)
+    state = loss.state_dict()
+    with pytest.raises(ValueError, match="`beta` is 0.3 in the record, 0.1 in this SOPA"):
+        rt.SOPA(labels, beta=0.1).load_state_dict(state)
+    # Another training set with the same counts: the positives elsewhere.
+    other = torch.roll(labels, 1)
+    with pytest.raises(ValueError, match="another training set.*same counts, other labels"):
+        rt.SOPA(other, beta=0.3).load_state_dict(state)
+    rt.SOPA(labels, beta=0.3).load_state_dict(state)
+    # A state saved before the provenance travelled loads, with a warning.
+    old = {"_extra_state": {k: v for k, v in state["_extra_state"].items()
+                            if not k.startswith("provenance.")}}
+    with pytest.warns(UserWarning, match="loaded unchecked"):
+        rt.SOPA(labels, beta=0.3).load_state_dict(old)
+
+
+@pytest.mark.parametrize("loss_cls", [rt.SOPA, rt.SOPAs, rt.SOTAs, rt.STACO, rt.AUCM])
+def test_libaucs_convention_is_a_setting_and_a_double_sigmoid_is_refused(loss_cls):
+    _, labels = dataset()
+    ours, theirs = loss_cls(labels), loss_cls(labels, inputs="probabilities")
+    g = torch.Generator().manual_seed(3)
+    for ids in batches(3):
+        logit = torch.randn(len(ids), generator=g) * 1.5
+        a = logit.clone().requires_grad_()
+        b = logit.clone().requires_grad_()
+        ours(a, labels[ids], ids).backward()
+        # LibAUC's loop: the loss takes sigmoid(logits); the gradient reaches the logits alike.
+        theirs(torch.sigmoid(b), labels[ids], ids).backward()
+        assert torch.allclose(a.grad, b.grad, rtol=1e-4, atol=1e-7), (a.grad, b.grad)
+    ids = batches(1)[0]
+    probs = torch.sigmoid(torch.randn(len(ids), generator=g))
+    with pytest.raises(ValueError, match="as probabilities do.*inputs='probabilities'"):
+        loss_cls(labels)(probs, labels[ids], ids)
+    with pytest.raises(ValueError, match="inputs='probabilities', but y_pred spans"):
+        loss_cls(labels, inputs="probabilities")(torch.randn(len(ids)) * 3, labels[ids], ids)
+    # LibAUC's tutorial index (-1 for the negatives) is refused, saying what to give.
+    with pytest.raises(ValueError, match="dataset index of every sample"):
+        loss_cls(labels)(torch.randn(len(ids)) * 3, labels[ids], torch.full_like(ids, -1))
+
+
+def test_losses_without_a_libauc_counterpart_take_scores_as_they_come():
+    _, labels = dataset()
+    with pytest.raises(ValueError, match="no LibAUC counterpart"):
+        rt.PAUCI(labels, inputs="probabilities")
+    with pytest.raises(ValueError, match="inputs='probits'"):
+        rt.SOPA(labels, inputs="probits")
+    # Scores in [0, 1] are this loss's own (no LibAUC convention to confuse them with).
+    ids = batches(1)[0]
+    rt.MiniBatchPAUC(labels, alpha=0.05, beta=0.5)(torch.rand(len(ids)), labels[ids], ids)
