@@ -44,7 +44,9 @@ if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
         PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="$pytarget" \
             "$tpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
             --force-reinstall ./python
-        "$tpy" -m pytest -q python/tests/test_torch.py
+        # The metrics' tests again, for their torch tensors (skipped without torch above).
+        RANKRISK_CLI="$(realpath -m "$cli")" "$tpy" -m pytest -q python/tests/test_torch.py \
+            python/tests/test_metrics.py
     else
         echo "python/test.sh: torch did not install within ${RANKRISK_TORCH_INSTALL_S:-480} s:" \
             "python/tests/test_torch.py skipped"

@@ -2,8 +2,9 @@
 
 Every function takes the true labels first, as scikit-learn's do (0 / 1, -1 / +1 or bool), then
 the scores (float64, read in place when contiguous; float32 and integers converted exactly;
-lists through ``numpy.asarray``). 2-D arrays of shape ``(n, k)`` are ``k`` label columns
-(multi-label): each column gets its own figure and the result is an array (a list for the
+lists and pandas Series through ``numpy.asarray``; torch tensors on any device, copied to the
+host). An ``(n, 1)`` column (``model(x)``'s shape) is its ``n`` values, as in scikit-learn;
+2-D arrays of shape ``(n, k)``, ``k > 1``, are ``k`` label columns (multi-label): each column gets its own figure and the result is an array (a list for the
 intervals and tests). Ties count 1/2. Everything is ``O(n log n)`` and runs with the GIL
 released; bad input raises ``ValueError`` or ``TypeError`` naming the argument.
 
@@ -47,11 +48,24 @@ _KINDS = ("normalized", "mcclish", "raw")
 
 
 def _array(a):
-    return a if isinstance(a, np.ndarray) else np.asarray(a)
+    """``a`` as a NumPy array: arrays as they are, torch tensors from any device (detached,
+    copied to the host), pandas Series and lists through ``numpy.asarray``; an ``(n, 1)``
+    column (``model(x)``'s shape) as its ``n`` values, as scikit-learn takes it."""
+    if not isinstance(a, np.ndarray):
+        if hasattr(a, "detach") and hasattr(a, "cpu"):  # a torch tensor, on any device
+            if str(a.dtype) == "torch.bfloat16":
+                raise TypeError("a bfloat16 tensor has no NumPy dtype: pass t.float()")
+            a = a.detach().cpu().numpy()
+        else:
+            a = np.asarray(a)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a.reshape(-1)
+    return a
 
 
 def _columns(fn, y_true, *scores, collect=np.array):
-    """``fn(y, s...)`` on 1-D arrays, or on each column of 2-D ones."""
+    """``fn(y, s...)`` on 1-D arrays (an ``(n, 1)`` column counts as one), or on each column
+    of 2-D ones."""
     y_true = _array(y_true)
     scores = [_array(s) for s in scores]
     if all(s.ndim == 2 for s in scores) and y_true.ndim == 2:
@@ -128,7 +142,7 @@ def two_way_pauc(y_true, y_score, max_fpr, min_tpr):
 def roc_curve(y_true, y_score):
     """The ROC curve ``(fpr, tpr, thresholds)``: from (0, 0) at threshold ``+inf`` to (1, 1),
     one point per distinct score (a sample is predicted positive when its score is
-    ``>= threshold``). 1-D input only."""
+    ``>= threshold``). 1-D input (or an ``(n, 1)`` column) only."""
     return _rankrisk.roc(_array(y_true), _array(y_score))
 
 

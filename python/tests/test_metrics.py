@@ -136,6 +136,33 @@ def test_delong_interval_and_test_equal_a_midrank_reference():
     assert metrics.delong_test(y, s, s).p_value == 1.0
 
 
+def test_what_users_hand_them_gives_the_same_figures():
+    y, s = data(seed=5)
+    want = metrics.auc(y, s)
+    # model(x)'s (n, 1) column, for either argument or both, as scikit-learn takes it.
+    for yy, ss in [(y, s[:, None]), (y[:, None], s), (y[:, None], s[:, None])]:
+        assert metrics.auc(yy, ss) == want
+        assert metrics.delong_ci(yy, ss) == metrics.delong_ci(y, s)
+    fpr, tpr, _ = metrics.roc_curve(y, s[:, None])
+    assert np.array_equal(fpr, metrics.roc_curve(y, s)[0])
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:
+        assert metrics.auc(pd.Series(y), pd.Series(s)) == want
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.from_numpy(s).requires_grad_()
+    assert metrics.auc(torch.from_numpy(y), t[:, None]) == want
+    assert metrics.pauc(y, t.float(), fpr=(0.05, 0.5)) == metrics.pauc(y, s.astype(np.float32),
+                                                                        fpr=(0.05, 0.5))
+    with pytest.raises(TypeError, match="bfloat16"):
+        metrics.auc(y, t.bfloat16())
+
+
 def test_multi_label_columns():
     cols = [data(seed=k) for k in range(3)]
     y = np.stack([c[0] for c in cols], axis=1)
@@ -200,7 +227,7 @@ def test_figures_equal_the_command_lines(tmp_path, cli):
     "call, error, words",
     [
         (lambda y, s: metrics.auc(y, s.astype(np.float16)), TypeError, "float16"),
-        (lambda y, s: metrics.roc_curve(y[:, None], s[:, None]), ValueError, "1-D"),
+        (lambda y, s: metrics.roc_curve(y, np.stack([s, s], axis=1)), ValueError, "1-D"),
         (lambda y, s: metrics.auc(y, np.where(np.arange(len(s)) == 7, np.nan, s)), ValueError,
          "score 7 is not finite"),
         (lambda y, s: metrics.auc(np.ones_like(y), s), ValueError, "both classes"),
