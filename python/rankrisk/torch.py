@@ -46,6 +46,7 @@ says what a PyTorch loop would have to do for it.
 """
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -55,6 +56,7 @@ from . import _rankrisk
 
 __all__ = [
     "SOPA", "SOPAs", "SOTAs", "STACO", "PAUCI", "UPAUCI", "AUCM", "MiniBatchPAUC", "DeepADMM",
+    "DualSampler", "IndexedDataset",
 ]
 
 
@@ -382,3 +384,92 @@ class DeepADMM(_Objective):
         snapshot = [state.pop(k) for k in names]
         super().set_extra_state(state)
         self._snapshot = snapshot or None
+
+
+class DualSampler(torch.utils.data.Sampler):
+    """Class-balanced batches, as LibAUC's ``DualSampler``: every batch of ``batch_size`` holds
+    ``round(sampling_rate * batch_size)`` positives (at least one), every negative comes once an
+    epoch in a seeded order that changes from epoch to epoch, and the positives cycle through
+    seeded permutations of their own (the rare class is seen many times an epoch). The draws are
+    rankrisk's run driver's (the core's sampler): the same seed, labels, batch and share give the
+    same batches as ``rankrisk train``.
+
+    Use it as a ``DataLoader``'s ``sampler`` with the same ``batch_size`` (and
+    ``drop_last=False``); each ``iter`` is the next epoch (``set_epoch(e)`` chooses one, as
+    ``DistributedSampler``'s). Under ``torch.distributed`` (or with ``num_replicas`` and
+    ``rank``) every global batch of ``batch_size * num_replicas`` samples is dealt out by
+    position, sample ``i`` to rank ``i % num_replicas``, so each rank's share holds both classes
+    and the ranks together see the one-process sequence of the larger batch.
+
+    ``labels``: the training set's labels in index order (0 / 1, -1 / +1, bool).
+    """
+
+    def __init__(self, labels, batch_size, sampling_rate=0.5, seed=0, num_replicas=None,
+                 rank=None):
+        if isinstance(labels, torch.Tensor):
+            labels = labels.detach().reshape(-1).cpu().numpy()
+        labels = np.asarray(labels)
+        dist = torch.distributed
+        running = dist.is_available() and dist.is_initialized()
+        if num_replicas is None:
+            num_replicas = dist.get_world_size() if running else 1
+        if rank is None:
+            rank = dist.get_rank() if running else 0
+        if not 0 <= rank < num_replicas:
+            raise ValueError(f"rank {rank} is not in [0, num_replicas = {num_replicas})")
+        self.batch_size, self.num_replicas, self.rank = int(batch_size), num_replicas, rank
+        self._sampler = _rankrisk.DualSampler(
+            labels, self.batch_size * num_replicas, float(sampling_rate), int(seed)
+        )
+        self._global = self.batch_size * num_replicas
+        self._rate = float(sampling_rate)
+        positives = int((labels > 0).sum())
+        self._negatives = len(labels) - positives
+        self.epoch = 0
+
+    def set_epoch(self, epoch):
+        """The epoch the next ``iter`` draws (each ``iter`` moves on to the following one)."""
+        self.epoch = int(epoch)
+
+    def _last_batch(self):
+        """The size of an epoch's last global batch (the core's rule: the positives per batch
+        ``round(sampling_rate * batch)``, half away from zero, in ``[1, batch - 1]``)."""
+        per_pos = min(max(math.floor(self._rate * self._global + 0.5), 1), self._global - 1)
+        per_neg = self._global - per_pos
+        bpe = self._sampler.batches_per_epoch()
+        return per_pos + self._negatives - (bpe - 1) * per_neg
+
+    def __iter__(self):
+        bpe = self._sampler.batches_per_epoch()
+        self._sampler.step = self.epoch * bpe
+        self.epoch += 1
+        for _ in range(bpe):
+            yield from self._sampler.next_batch()[self.rank::self.num_replicas]
+
+    def __len__(self):
+        bpe = self._sampler.batches_per_epoch()
+        last = len(range(self.rank, self._last_batch(), self.num_replicas))
+        return (bpe - 1) * self.batch_size + last
+
+    def state_dict(self):
+        """The epoch the next ``iter`` draws (for resuming)."""
+        return {"epoch": self.epoch}
+
+    def load_state_dict(self, state):
+        self.epoch = int(state["epoch"])
+
+
+class IndexedDataset(torch.utils.data.Dataset):
+    """``dataset`` with each item's index appended: ``(x, y)`` becomes ``(x, y, index)``, the
+    ``index`` rankrisk's losses (and LibAUC's) take."""
+
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        item = self.dataset[index]
+        return (*item, index) if isinstance(item, tuple) else (item, index)
+

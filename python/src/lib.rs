@@ -10,6 +10,7 @@ mod arrays;
 mod linear;
 mod metrics;
 mod objectives;
+mod sampler;
 
 /// The extension module.
 #[pymodule]
@@ -18,5 +19,6 @@ fn _rankrisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics::register(m)?;
     linear::register(m)?;
     objectives::register(m)?;
+    sampler::register(m)?;
     Ok(())
 }

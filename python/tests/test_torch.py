@@ -369,3 +369,50 @@ def test_losses_without_a_libauc_counterpart_take_scores_as_they_come():
     # Scores in [0, 1] are this loss's own (no LibAUC convention to confuse them with).
     ids = batches(1)[0]
     rt.MiniBatchPAUC(labels, alpha=0.05, beta=0.5)(torch.rand(len(ids)), labels[ids], ids)
+
+
+def test_the_dual_sampler_balances_every_batch_and_covers_the_negatives():
+    labels = (torch.arange(200) % 10 == 0).long()  # 20 positives, 180 negatives
+    sampler = rt.DualSampler(labels, batch_size=16, sampling_rate=0.25, seed=3)
+    epoch = list(sampler)
+    assert len(epoch) == len(sampler)
+    batches = [epoch[i:i + 16] for i in range(0, len(epoch), 16)]
+    for b in batches[:-1]:
+        assert int(labels[b].sum()) == 4
+    negatives = [i for i in epoch if labels[i] == 0]
+    assert sorted(negatives) == [i for i in range(200) if i % 10]  # each negative once
+    # The next epoch reshuffles; set_epoch replays one; the same seed draws the same batches.
+    again = list(sampler)
+    assert again != epoch
+    sampler.set_epoch(0)
+    assert list(sampler) == epoch
+    assert list(rt.DualSampler(labels, 16, 0.25, seed=3)) == epoch
+    assert list(rt.DualSampler(labels, 16, 0.25, seed=4)) != epoch
+    # Two ranks deal out the one-process batches of twice the size, both classes each.
+    whole = list(rt.DualSampler(labels, 32, 0.25, seed=3))
+    shares = [list(rt.DualSampler(labels, 16, 0.25, seed=3, num_replicas=2, rank=r))
+              for r in (0, 1)]
+    assert sorted(shares[0] + shares[1]) == sorted(whole)
+    for r, share in enumerate(shares):
+        assert len(share) == len(rt.DualSampler(labels, 16, 0.25, seed=3, num_replicas=2, rank=r))
+        for i in range(0, len(share) - 16, 16):
+            assert 0 < int(labels[share[i:i + 16]].sum()) < 16
+    with pytest.raises(ValueError, match="DualSampler"):
+        rt.DualSampler(torch.zeros(10), 4)
+
+
+def test_a_loader_with_the_sampler_and_indices_trains_a_loss():
+    x, labels = dataset()
+    data = rt.IndexedDataset(torch.utils.data.TensorDataset(x, labels))
+    assert data[7][2] == 7 and len(data) == N
+    loader = torch.utils.data.DataLoader(
+        data, batch_size=16, sampler=rt.DualSampler(labels, 16, sampling_rate=0.5, seed=0)
+    )
+    model = torch.nn.Linear(D, 1)
+    loss_fn = rt.SOPAs(labels)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    for xb, yb, index in loader:
+        assert 0 < int(yb.sum()) < len(yb)
+        opt.zero_grad()
+        loss_fn(model(xb).squeeze(1), yb, index).backward()
+        opt.step()
