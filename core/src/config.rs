@@ -23,6 +23,25 @@ pub fn finite_f64(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The variable that sizes rankrisk's CPU threads (rayon's own): the CPU backends' pool and
+/// the metrics' bootstrap and sorts read it through [`threads_requested`] alone.
+pub const THREADS_ENV: &str = "RAYON_NUM_THREADS";
+
+/// The thread count [`THREADS_ENV`] asks for: `Ok(None)` when it is unset, empty or 0
+/// (rayon's "one per core"), `Ok(Some(n))` for a positive number.
+///
+/// # Errors
+/// The variable's text when it is not a number of threads.
+pub fn threads_requested() -> Result<Option<usize>, String> {
+    match std::env::var(THREADS_ENV) {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+            Ok(n) => Ok((n > 0).then_some(n)),
+            Err(_) => Err(v),
+        },
+        _ => Ok(None),
+    }
+}
+
 /// A config file or text that does not load.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

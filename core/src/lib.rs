@@ -45,4 +45,4 @@ pub mod pauc;
 pub mod pdprox;
 pub mod sampler;
 
-pub use config::{ConfigError, finite_f64};
+pub use config::{ConfigError, THREADS_ENV, finite_f64, threads_requested};

@@ -5,10 +5,13 @@
 
 use std::sync::OnceLock;
 
+use rankrisk_core::threads_requested;
+
 use super::error::BackendError;
 
-/// The variable that sets the pool's size (rayon's own).
-pub const THREADS_ENV: &str = "RAYON_NUM_THREADS";
+/// The variable that sets the pool's size (rayon's own), read by the core crate's
+/// [`threads_requested`] alone.
+pub use rankrisk_core::THREADS_ENV;
 
 /// The most threads per core the pool is started with: more only adds stacks and switches.
 pub const MAX_THREADS_PER_CORE: usize = 64;
@@ -28,18 +31,14 @@ pub fn start() -> Result<usize, BackendError> {
 
 fn start_once() -> Result<usize, BackendError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let asked = match std::env::var(THREADS_ENV) {
-        Ok(v) if !v.trim().is_empty() => {
-            let n = v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| BackendError::ThreadPool {
-                    setting: format!("{THREADS_ENV}={v}"),
-                    message: "not a number of threads".into(),
-                })?;
-            (n > 0).then_some((n, v))
+    let asked = match threads_requested() {
+        Ok(n) => n.map(|n| (n, std::env::var(THREADS_ENV).unwrap_or_default())),
+        Err(v) => {
+            return Err(BackendError::ThreadPool {
+                setting: format!("{THREADS_ENV}={v}"),
+                message: "not a number of threads".into(),
+            });
         }
-        _ => None,
     };
     let threads = asked.as_ref().map_or(cores, |(n, _)| *n);
     let setting = match &asked {

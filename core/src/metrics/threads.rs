@@ -9,14 +9,16 @@ use std::sync::OnceLock;
 use rayon::slice::ParallelSliceMut;
 
 /// The threads the bootstrap evaluates its resamples on: `RAYON_NUM_THREADS` when it is set to
-/// a positive number (the knob of the CPU kernels' pool), else the available parallelism;
-/// never more than the available parallelism (more threads than cores only add buffers).
+/// a positive number (the knob of the CPU kernels' pool, read by
+/// [`threads_requested`](crate::threads_requested)), else the available parallelism; never
+/// more than the available parallelism (more threads than cores only add buffers). A value
+/// that is not a number counts as unset here (the training binaries refuse it when they start
+/// their pool).
 pub fn bootstrap_threads() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    std::env::var("RAYON_NUM_THREADS")
+    crate::threads_requested()
         .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&t| t > 0)
+        .flatten()
         .map_or(cores, |t| t.min(cores))
 }
 
