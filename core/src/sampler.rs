@@ -99,6 +99,11 @@ impl DualSampler {
             .div_ceil(self.batch_size - self.per_batch_pos)
     }
 
+    /// Samples an epoch draws: each batch's positives and every negative once.
+    pub fn samples_per_epoch(&self) -> usize {
+        self.batches_per_epoch() * self.per_batch_pos + self.negatives.len()
+    }
+
     /// The ids of the next batch (positives first).
     pub fn next_batch(&mut self) -> Vec<usize> {
         let per_neg = self.batch_size - self.per_batch_pos;

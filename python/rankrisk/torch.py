@@ -46,7 +46,6 @@ says what a PyTorch loop would have to do for it.
 """
 
 import json
-import math
 import warnings
 
 import numpy as np
@@ -95,8 +94,8 @@ class _Step(torch.autograd.Function):
         if probabilities:
             # LibAUC's inputs, sigmoid(logit): the objective sees their logit, whose sigmoid
             # is the probability again; dL/dp = dL/ds / (p (1 - p)).
-            p = np.clip(host, _TINY, 1.0 - _TINY)
-            host = np.log(p) - np.log1p(-p)
+            p = _clipped(host)
+            host = _logit(p)
         loss, grad = objective.batch_gradient(
             host,
             _host(all_labels, torch.float64),
@@ -120,6 +119,14 @@ class _Step(torch.autograd.Function):
 # logit is taken (a probability of exactly 0 or 1 has none).
 _TINY = 1e-12
 _INPUTS = ("logits", "probabilities")
+
+
+def _clipped(p):
+    return np.clip(p, _TINY, 1.0 - _TINY)
+
+
+def _logit(p):
+    return np.log(p) - np.log1p(-p)
 
 
 def _check_inputs(scores, ids, inputs):
@@ -192,8 +199,7 @@ class _Objective(torch.nn.Module):
         """The objective's value on a batch of any data set (validation), nothing moved."""
         scores = _host(y_pred, torch.float64)
         if self._inputs == "probabilities":
-            p = np.clip(scores, _TINY, 1.0 - _TINY)
-            scores = np.log(p) - np.log1p(-p)
+            scores = _logit(_clipped(scores))
         return self._objective.evaluate(scores, _host(y_true, torch.float64))
 
     def get_extra_state(self):
@@ -422,22 +428,11 @@ class DualSampler(torch.utils.data.Sampler):
             labels, self.batch_size * num_replicas, float(sampling_rate), int(seed)
         )
         self._global = self.batch_size * num_replicas
-        self._rate = float(sampling_rate)
-        positives = int((labels > 0).sum())
-        self._negatives = len(labels) - positives
         self.epoch = 0
 
     def set_epoch(self, epoch):
         """The epoch the next ``iter`` draws (each ``iter`` moves on to the following one)."""
         self.epoch = int(epoch)
-
-    def _last_batch(self):
-        """The size of an epoch's last global batch (the core's rule: the positives per batch
-        ``round(sampling_rate * batch)``, half away from zero, in ``[1, batch - 1]``)."""
-        per_pos = min(max(math.floor(self._rate * self._global + 0.5), 1), self._global - 1)
-        per_neg = self._global - per_pos
-        bpe = self._sampler.batches_per_epoch()
-        return per_pos + self._negatives - (bpe - 1) * per_neg
 
     def __iter__(self):
         bpe = self._sampler.batches_per_epoch()
@@ -448,8 +443,8 @@ class DualSampler(torch.utils.data.Sampler):
 
     def __len__(self):
         bpe = self._sampler.batches_per_epoch()
-        last = len(range(self.rank, self._last_batch(), self.num_replicas))
-        return (bpe - 1) * self.batch_size + last
+        last = self._sampler.samples_per_epoch() - (bpe - 1) * self._global
+        return (bpe - 1) * self.batch_size + len(range(self.rank, last, self.num_replicas))
 
     def state_dict(self):
         """The epoch the next ``iter`` draws (for resuming)."""

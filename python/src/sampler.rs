@@ -42,6 +42,11 @@ impl PyDualSampler {
         self.inner.batches_per_epoch()
     }
 
+    /// Samples an epoch draws (the last batch may be short).
+    fn samples_per_epoch(&self) -> usize {
+        self.inner.samples_per_epoch()
+    }
+
     /// The sample ids of the next batch (its positives first).
     fn next_batch(&mut self) -> Vec<usize> {
         self.inner.next_batch()

@@ -124,17 +124,21 @@ fn a_replayed_scheduler_continues_where_the_run_stopped() {
     assert_eq!(rest, whole[17..]);
 }
 
+/// The step schedule with decays after `decay_epochs`, every other setting at its default.
+fn step(decay_epochs: Vec<usize>) -> Recipe {
+    Recipe {
+        lr_schedule: Schedule::Step,
+        decay_epochs,
+        ..Recipe::default()
+    }
+}
+
 fn refused(recipe: &Recipe, kind: OptimizerKind, epochs: usize, lr: f64) -> &'static str {
     recipe.validate(kind, epochs, lr).unwrap_err().key
 }
 
 #[test]
 fn settings_that_cannot_run_are_refused_by_key() {
-    let step = |decay_epochs: Vec<usize>| Recipe {
-        lr_schedule: Schedule::Step,
-        decay_epochs,
-        ..Recipe::default()
-    };
     let sgd = OptimizerKind::Sgd;
     assert!(step(vec![5]).validate(sgd, 10, 0.1).is_ok());
     // Beyond the run, at its end, at 0, not increasing, missing, without the step schedule.
@@ -162,19 +166,21 @@ fn changed(f: impl FnOnce(&mut Recipe)) -> Recipe {
 
 #[test]
 fn bad_values_are_refused_by_key() {
-    let step = |r: &mut Recipe| {
-        r.lr_schedule = Schedule::Step;
-        r.decay_epochs = vec![5];
-    };
     let (sgd, adam) = (OptimizerKind::Sgd, OptimizerKind::Adam);
     let cases: [(Recipe, &str, OptimizerKind); 10] = [
         (
-            changed(|r| (step(r), r.decay_factor = -10.0).1),
+            Recipe {
+                decay_factor: -10.0,
+                ..step(vec![5])
+            },
             "decay_factor",
             sgd,
         ),
         (
-            changed(|r| (step(r), r.decay_factor = 0.0).1),
+            Recipe {
+                decay_factor: 0.0,
+                ..step(vec![5])
+            },
             "decay_factor",
             sgd,
         ),
@@ -204,11 +210,6 @@ fn bad_values_are_refused_by_key() {
 
 #[test]
 fn a_warm_up_that_reaches_the_end_or_a_decay_is_refused() {
-    let step = |decay_epochs: Vec<usize>| Recipe {
-        lr_schedule: Schedule::Step,
-        decay_epochs,
-        ..Recipe::default()
-    };
     // The step counts: a warm-up as long as the run, or reaching the first decay.
     let warm = Recipe {
         warmup_steps: 50,

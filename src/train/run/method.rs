@@ -4,8 +4,7 @@
 
 use std::time::Instant;
 
-use burn::grad_clipping::GradientClippingConfig;
-use burn::optim::{ModuleOptimizer, SgdConfig};
+use burn::optim::ModuleOptimizer;
 use burn::store::ModuleRecord;
 use burn::tensor::Device;
 use rankrisk_datasets::DataError;
@@ -15,6 +14,7 @@ use rankrisk_models::checkpoint::first_non_finite;
 
 use crate::train::deep_sbcd::{DeepSbcd, DeepSbcdInit};
 use crate::train::objective::TrainError;
+use crate::train::recipe::{OptimizerKind, Recipe};
 use crate::train::run::batches::{AsgdaRun, BatchObjective, asgda_period, batch_period};
 use crate::train::run::config::{Method, RunConfig, Solver};
 use crate::train::run::error::{RunError, diverged};
@@ -144,9 +144,9 @@ impl Trainer {
     pub fn optimizer(cfg: &RunConfig) -> ModuleOptimizer {
         let clip = cfg.clip();
         if cfg.solver == Solver::Asgda {
-            // ASGDA's network step: plain SGD of size eta_t nu along its direction.
-            let clip = clip.map(|c| GradientClippingConfig::Value(c as f32));
-            return SgdConfig::new().with_gradient_clipping(clip).init();
+            // ASGDA's network step: plain SGD of size eta_t nu along its direction, whatever
+            // the recipe (which validation keeps at its defaults for ASGDA).
+            return Recipe::default().init_optimizer(OptimizerKind::Sgd, 0.0, clip);
         }
         let weight_decay = match cfg.method {
             Method::Aucm => 0.0,

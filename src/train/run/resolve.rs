@@ -15,17 +15,13 @@ impl RunConfig {
     /// passes, seed 0: c = 0.1 test AUC 0.932, c = 1 0.876, c = 3 0.854; with the earlier mean
     /// start c = 1 had been the better one).
     pub fn lr(&self) -> f64 {
-        self.lr.unwrap_or(match self.method {
-            Method::Ce
-            | Method::Sopa
-            | Method::SopaS
-            | Method::SotaS
-            | Method::Staco
-            | Method::Pauci
-            | Method::Upauci => 1e-3,
-            Method::Sbcd => AgdSbcdConfig::new(0.05, 0.5).c,
-            Method::Aucm | Method::Mb => 0.1,
-        })
+        // The methods on Adam by default start at 1e-3, those on SGD at 0.1.
+        self.lr
+            .unwrap_or(match (self.method, self.default_optimizer()) {
+                (Method::Sbcd, _) => AgdSbcdConfig::new(0.05, 0.5).c,
+                (_, OptimizerKind::Adam) => 1e-3,
+                _ => 0.1,
+            })
     }
 
     /// The method's optimizer, used unless `optimizer` is set: Adam for CE (as the paper
