@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Python package's tests, as CI runs them (the README's test command calls this): a venv
-# (RANKRISK_PY_VENV, default target/python-venv), the wheel built from this checkout by maturin
-# and installed, then pytest on python/tests. The comparison with the command line uses the
-# release binary the cargo tests built (RANKRISK_CLI, default
-# ${CARGO_TARGET_DIR:-target}/release/rankrisk).
+# (RANKRISK_PY_VENV, default target/python-venv), a wheel file built from this checkout by
+# maturin and installed from the file as a machine without Rust installs it, then pytest on
+# python/tests. The comparison with the command line uses the release binary the cargo tests
+# built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
 # own (RANKRISK_TORCH_VENV, default target/python-torch-venv) with torch from PyPI (with its
@@ -24,10 +24,24 @@ py="$(cd "$venv" && pwd)/bin/python"
 # maturin runs cargo inside python/, where a relative one would land in python/python/.
 pytarget="$(realpath -m "${RANKRISK_PY_TARGET:-python/target}")"
 start=$(date +%s)
-# maturin from the venv (no build isolation: nothing more is downloaded for the build).
-PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="$pytarget" "$py" -m pip install -q \
-    --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
-echo "python/test.sh: wheel built and installed in $(( $(date +%s) - start )) s"
+# The wheel file, once, by the venv's maturin into RANKRISK_WHEELS (default $pytarget/wheels):
+# abi3 (CPython 3.9 and later), so the same file installs into both venvs, and tagged with the
+# oldest manylinux its symbols allow (maturin audits the library: manylinux_2_34 on Debian 12),
+# so it installs on any such Linux machine without a Rust toolchain.
+wheels="$(realpath -m "${RANKRISK_WHEELS:-$pytarget/wheels}")"
+rm -f "$wheels"/rankrisk-*.whl
+PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="$pytarget" "$(dirname "$py")/maturin" build -q \
+    --release --out "$wheels" --interpreter "$py" -m python/Cargo.toml
+wheel="$(ls "$wheels"/rankrisk-*.whl)"
+echo "python/test.sh: $(basename "$wheel") built in $(( $(date +%s) - start )) s"
+# Installed as a user without Rust installs it: binaries only (pip may not build anything),
+# with no cargo on the PATH.
+install_wheel() {
+    env -u CARGO -u RUSTUP_HOME PATH="$(dirname "$1"):/usr/local/bin:/usr/bin:/bin" "$1" -m pip \
+        install -q --disable-pip-version-check --only-binary :all: --no-deps --force-reinstall \
+        "$wheel"
+}
+install_wheel "$py"
 cli="${RANKRISK_CLI:-${CARGO_TARGET_DIR:-target}/release/rankrisk}"
 RANKRISK_CLI="$(realpath -m "$cli")" "$py" -m pytest -q python/tests
 
@@ -41,9 +55,7 @@ if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
             pytest tqdm scipy "scikit-learn>=1.2" &&
         "$1" -m pip install -q --disable-pip-version-check --no-deps libauc==2.0.1' _ "$tpy"; then
         echo "python/test.sh: torch and LibAUC installed in $(( $(date +%s) - start )) s"
-        PATH="$(dirname "$tpy"):$PATH" CARGO_TARGET_DIR="$pytarget" \
-            "$tpy" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
-            --force-reinstall ./python
+        install_wheel "$tpy"
         # The metrics' tests again, for their torch tensors (skipped without torch above).
         RANKRISK_CLI="$(realpath -m "$cli")" "$tpy" -m pytest -q python/tests/test_torch.py \
             python/tests/test_metrics.py
