@@ -33,7 +33,14 @@ __all__ = [
     "delong_test",
     "bootstrap_ci",
     "bootstrap_test",
+    "BOOTSTRAP_DRAWS",
 ]
+
+#: The bootstrap's draws (each class's resample counts drawn in the score column's rank order,
+#: block by block, from ChaCha8 streams seeded per resample): the name ``rankrisk metrics``
+#: writes beside its intervals. Intervals made before 2026-11-29 (rankrisk 0.1.0 wheels built
+#: earlier) came from draws in index order and differ within their Monte Carlo error.
+BOOTSTRAP_DRAWS = _rankrisk.BOOTSTRAP_DRAWS
 
 Interval = namedtuple("Interval", ["estimate", "lower", "upper"])
 Interval.__doc__ = "An estimate with its two-sided confidence interval."
@@ -172,8 +179,8 @@ def delong_test(y_true, score_a, score_b):
 def bootstrap_ci(y_true, y_score, fpr=(0.0, 1.0), resamples=2000, seed=0, level=0.95):
     """The normalized pAUC over ``fpr`` with a stratified bootstrap interval:
     ``Interval(pauc, lower, upper)`` from ``resamples`` resamples drawn within each class with
-    seed ``seed`` (pROC's ``ci(method = "bootstrap")``; the same draws as ``rankrisk
-    metrics --resamples R --seed S``)."""
+    seed ``seed`` (pROC's ``ci(method = "bootstrap")``; the same draws,
+    :data:`BOOTSTRAP_DRAWS`, as ``rankrisk metrics --resamples R --seed S``)."""
     a, b = _range(fpr)
     return _columns(
         lambda y, s: Interval(

@@ -6,7 +6,9 @@ use numpy::{PyArray1, ToPyArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rankrisk_core::metrics::auc::{MetricError, pauc as core_pauc, roc_curve as core_roc};
-use rankrisk_core::metrics::bootstrap::{bootstrap_pauc_compare, bootstrap_pauc_interval};
+use rankrisk_core::metrics::bootstrap::{
+    DRAW_SCHEME, bootstrap_pauc_compare, bootstrap_pauc_interval,
+};
 use rankrisk_core::metrics::ci::{Bootstrap, DeLong, PairedTest, Placements};
 use rankrisk_core::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
 
@@ -196,6 +198,7 @@ pub fn bootstrap_test(
 
 /// Register the metrics in the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BOOTSTRAP_DRAWS", DRAW_SCHEME)?;
     m.add_function(wrap_pyfunction!(pauc, m)?)?;
     m.add_function(wrap_pyfunction!(mcclish, m)?)?;
     m.add_function(wrap_pyfunction!(two_way, m)?)?;

@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use rankrisk::metrics::MetricError;
-use rankrisk::metrics::bootstrap::{bootstrap_threads, replicates};
+use rankrisk::metrics::bootstrap::{DRAW_SCHEME, bootstrap_threads, replicates};
 use rankrisk::metrics::ci::{
     Bootstrap, Interval, PairedTest, compare_replicates, interval_of_replicates,
 };
@@ -97,6 +97,9 @@ pub struct MetricsReport {
     pub min_tpr: f64,
     /// The bootstrap's settings.
     pub bootstrap: Bootstrap,
+    /// The bootstrap's draws ([`DRAW_SCHEME`]), so that a saved report says which scheme
+    /// made its intervals; None with `--resamples 0`.
+    pub bootstrap_draws: Option<&'static str>,
     /// One entry per score column.
     pub columns: Vec<ColumnReport>,
     /// One entry per pair of score columns.
@@ -211,20 +214,29 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
         delongs.push(f.placements);
         estimates.push(f.pauc);
     }
-    // One bootstrap for every column, both pAUCs and every pair: the resamples drawn once.
-    let boot_out = if args.resamples == 0 {
-        None
-    } else {
+    // The bootstrap draws each resample along its first column's rank order, so that one
+    // column's interval is the one it has alone (and in Python), whatever other columns the
+    // file holds: bootstrap `a` runs on columns `a..`, giving column `a`'s intervals and the
+    // paired tests of `a` against every later column (the resamples they share).
+    let mut boot_out = Vec::new();
+    if args.resamples > 0 {
         let two_way = Some((args.min_tpr, max_fpr));
-        Some(replicates(&ranked, &boot, (alpha, beta), two_way, bootstrap_threads()).map_err(m)?)
-    };
-    if let Some(b) = &boot_out {
-        for (c, r) in reports.iter_mut().enumerate() {
-            r.pauc = interval_of_replicates(r.pauc.estimate, b.pauc[c].clone(), args.level)
+        for a in 0..ranked.len() {
+            let b = replicates(
+                &ranked[a..],
+                &boot,
+                (alpha, beta),
+                two_way,
+                bootstrap_threads(),
+            )
+            .map_err(m)?;
+            let r = &mut reports[a];
+            r.pauc = interval_of_replicates(r.pauc.estimate, b.pauc[0].clone(), args.level)
                 .map_err(m)?;
             r.two_way_pauc =
-                interval_of_replicates(r.two_way_pauc.estimate, b.two_way[c].clone(), args.level)
+                interval_of_replicates(r.two_way_pauc.estimate, b.two_way[0].clone(), args.level)
                     .map_err(m)?;
+            boot_out.push(b.pauc);
         }
     }
     for a in 0..names.len() {
@@ -234,8 +246,8 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
                 first: names[a].clone(),
                 second: names[b].clone(),
                 auc: delongs[a].compare(&delongs[b]).map_err(m)?,
-                pauc: match &boot_out {
-                    Some(r) => compare_replicates(difference, &r.pauc[a], &r.pauc[b]),
+                pauc: match boot_out.get(a) {
+                    Some(r) => compare_replicates(difference, &r[0], &r[b - a]),
                     None => PairedTest {
                         difference,
                         std_error: f64::NAN,
@@ -252,6 +264,7 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
         max_fpr,
         min_tpr: args.min_tpr,
         bootstrap: boot,
+        bootstrap_draws: (boot.resamples > 0).then_some(DRAW_SCHEME),
         columns: reports,
         pairs,
     })
@@ -327,6 +340,9 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
                 p.auc.p_value,
             )?;
         }
+    }
+    if let Some(draws) = r.bootstrap_draws {
+        outln!("\nBootstrap draws: {draws}, seed {}.", r.bootstrap.seed)?;
     }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;

@@ -203,6 +203,7 @@ pub fn row(data: String, s: &RunSummary) -> ResultRow {
         test_pauc: s.best.test_pauc,
         test_auc_ci: s.best.test_auc_ci,
         test_pauc_ci: s.best.test_pauc_ci,
+        test_pauc_ci_draws: s.best.test_pauc_ci_draws.clone(),
         fpr: (s.config.alpha, s.config.beta),
         test_accuracy: None,
         seconds: s.history.last().map_or(0.0, |h| h.seconds),

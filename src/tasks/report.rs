@@ -18,6 +18,10 @@ pub struct ResultRow {
     pub test_auc_ci: Option<[f64; 2]>,
     /// The test pAUC's 95% interval (stratified bootstrap), where it was computed.
     pub test_pauc_ci: Option<[f64; 2]>,
+    /// The bootstrap draws that made `test_pauc_ci`
+    /// ([`crate::metrics::bootstrap::DRAW_SCHEME`]; None without an interval, or for an
+    /// interval saved before 2026-11-29, drawn in index order).
+    pub test_pauc_ci_draws: Option<String>,
     /// The FPR range of `test_pauc`.
     pub fpr: (f64, f64),
     /// Test accuracy of `sign(score)` where it means something (linear models trained for a
@@ -49,7 +53,8 @@ fn with_interval(value: f64, ci: Option<[f64; 2]>) -> String {
 }
 
 /// The rows as a markdown table (intervals are 95%: DeLong's for the AUC, a stratified
-/// bootstrap for the pAUC).
+/// bootstrap for the pAUC), and below it a line naming the bootstrap's draws of the pAUC
+/// intervals, when there are any.
 pub fn markdown(rows: &[ResultRow]) -> String {
     let mut out = String::from(
         "| data | method | test AUC [95% CI] | test pAUC [95% CI] | FPR range | test two-way pAUC | test accuracy | train s |\n|---|---|---|---|---|---|---|---|\n",
@@ -76,6 +81,22 @@ pub fn markdown(rows: &[ResultRow]) -> String {
             r.fpr.0,
             r.fpr.1,
             r.seconds
+        ));
+    }
+    let mut draws: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.test_pauc_ci.is_some())
+        .map(|r| {
+            r.test_pauc_ci_draws
+                .as_deref()
+                .unwrap_or("index order (saved before 2026-11-29)")
+        })
+        .collect();
+    draws.dedup();
+    if !draws.is_empty() {
+        out.push_str(&format!(
+            "\nTest pAUC intervals: stratified bootstrap, draws: {}.\n",
+            draws.join("; ")
         ));
     }
     out

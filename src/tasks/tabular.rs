@@ -13,7 +13,7 @@ use crate::math::loss::Loss;
 use crate::math::regularizer::Regularizer;
 use crate::math::weights::Weights;
 use crate::metrics::auc::{auc, pauc};
-use crate::metrics::bootstrap::bootstrap_pauc_interval;
+use crate::metrics::bootstrap::{DRAW_SCHEME, bootstrap_pauc_interval};
 use crate::metrics::ci::{Bootstrap, DeLong, Interval};
 use crate::metrics::{RankRange, accuracy};
 use crate::pauc::agd::{AgdSbcdConfig, schedule_steps};
@@ -233,6 +233,7 @@ impl TabularTask {
                     .map(pair)
                     .map_err(metric)?,
             ),
+            test_pauc_ci_draws: Some(DRAW_SCHEME.to_string()),
             fpr: (alpha, beta),
             test_two_way: None,
             test_accuracy: Some(accuracy(&s, &test.y)),

@@ -252,22 +252,24 @@ impl CreditSum {
 
     /// Add the next group, `pos` positives and `neg` negatives of one score (scored below every
     /// group pushed before). False once no later group can carry weight.
+    ///
+    /// Without a branch but at the two edge ranks (the bootstrap pushes a group per sorted
+    /// sample, its class and count unpredictable): a group without negatives covers no rank and
+    /// one without samples changes nothing.
     #[inline]
     pub(crate) fn push(&mut self, pos: u64, neg: u64) -> bool {
-        if neg > 0 {
-            let (start, stop) = (self.neg_above, self.neg_above + neg);
-            let twice = 2 * self.pos_above + pos;
-            let (a, b) = (start.max(self.inner.0), stop.min(self.inner.1));
-            if b > a {
-                self.inner_twice += u128::from(twice) * u128::from(b - a);
+        let (start, stop) = (self.neg_above, self.neg_above + neg);
+        let twice = 2 * self.pos_above + pos;
+        let inside = stop
+            .min(self.inner.1)
+            .saturating_sub(start.max(self.inner.0));
+        self.inner_twice += u128::from(twice) * u128::from(inside);
+        for (k, &j) in self.edges.iter().enumerate() {
+            if start <= j && j < stop {
+                self.edge_credit[k] = self.range.weight(j as usize) * (0.5 * twice as f64);
             }
-            for (k, &j) in self.edges.iter().enumerate() {
-                if start <= j && j < stop {
-                    self.edge_credit[k] = self.range.weight(j as usize) * (0.5 * twice as f64);
-                }
-            }
-            self.neg_above = stop;
         }
+        self.neg_above = stop;
         self.pos_above += pos;
         self.neg_above < self.end
     }

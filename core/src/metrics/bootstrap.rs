@@ -8,16 +8,17 @@
 //! - each score column is sorted once: its samples in descending order of score (tied scores,
 //!   `-0.0` and `0.0` included, in one group), each named by its slot, `k` for the `k`-th
 //!   positive and `N+ + k` for the `k`-th negative in index order;
-//! - a resample is drawn as slots, from the one seeded `StdRng` in the old order (positives
-//!   first, each draw `random_range(0..class size)`, read a block of words at a time by
-//!   `super::draws`), then counted: how often each slot was drawn;
-//! - its pAUC is one pass over the sorted column that feeds each group's counts of drawn
+//! - a resample is each class's counts (how often each sample is drawn), drawn in the first
+//!   column's rank order block by block ([`DRAW_SCHEME`], `super::draws`: exactly the
+//!   multinomial of drawing each class with replacement, from a seeded stream of its own per
+//!   resample);
+//! - its pAUC is one pass down the sorted column that feeds each group's counts of drawn
 //!   positives and negatives to the credit sum of eq. (2) (`super::auc`'s `CreditSum`, the same
-//!   arithmetic as [`super::auc::pauc`]), stopping at the last negative rank of weight;
-//! - the draws come from one thread, in order, as the seeded stream must be read; counting and
-//!   the passes run on worker threads ([`bootstrap_threads`]: `RAYON_NUM_THREADS`, else one per
-//!   core), which leaves the draws (about 2e9 random numbers for 2000 resamples of 10^6 scores)
-//!   as the only sequential part. The replicates do not depend on the number of threads.
+//!   arithmetic as [`super::auc::pauc`]), stopping at the last negative rank of weight, and the
+//!   draws stop with it; with several columns (paired tests) each sample's count is written
+//!   once and every column's pass reads them;
+//! - the resamples run on [`bootstrap_threads`] threads (`RAYON_NUM_THREADS`, else one per
+//!   core), any resample on any thread: the replicates do not depend on the number of threads.
 
 use super::auc::{MetricError, RankRange, pauc};
 use super::ci::{
@@ -25,10 +26,11 @@ use super::ci::{
     try_with_capacity, z_of_level,
 };
 use super::conventions::libauc_kept;
+pub use super::draws::DRAW_SCHEME;
 use super::ranked::{MAX_SAMPLES, RankedColumn};
 use super::resample::{Columns, Statistics};
+use super::tasks::run_resamples;
 pub use super::threads::bootstrap_threads;
-use super::windows::{WindowPlan, run_windows, window_plan};
 
 /// Below this many draws (`n B`) the bootstrap runs on the calling thread alone.
 const THREADED_FROM: usize = 1 << 22;
@@ -63,22 +65,21 @@ pub fn replicates(
 ) -> Result<Replicates, MetricError> {
     replicates_planned(columns, boot, fpr, two_way, |n| {
         // Small bootstraps run on the calling thread alone.
-        let threads = if n.saturating_mul(boot.resamples) >= THREADED_FROM {
+        if n.saturating_mul(boot.resamples) >= THREADED_FROM {
             threads
         } else {
             1
-        };
-        window_plan(n, threads, boot.resamples)
+        }
     })
 }
 
-/// [`replicates`] with the windows and threads `plan(n)` gives for `n` samples.
+/// [`replicates`] on the threads `threads(n)` gives for `n` samples.
 fn replicates_planned(
     columns: &[RankedColumn],
     boot: &Bootstrap,
     fpr: (f64, f64),
     two_way: Option<(f64, f64)>,
-    plan: impl FnOnce(usize) -> WindowPlan,
+    threads: impl FnOnce(usize) -> usize,
 ) -> Result<Replicates, MetricError> {
     if boot.resamples < 2 {
         return Err(MetricError::TooFewResamples(boot.resamples));
@@ -107,8 +108,9 @@ fn replicates_planned(
     };
     let work = Columns {
         columns,
-        positives,
+        classes: (positives, negatives),
         stats,
+        seed: boot.seed,
     };
     let n = positives + negatives;
     let mut out = Vec::with_capacity(2 * columns.len());
@@ -117,7 +119,7 @@ fn replicates_planned(
         values.resize(boot.resamples, f64::NAN);
         out.push(values);
     }
-    run_windows(&work, boot, (positives, negatives), plan(n), &mut out)?;
+    run_resamples(&work, boot.resamples, threads(n), &mut out)?;
     let (mut pauc, mut two) = (Vec::new(), Vec::new());
     for (k, values) in out.into_iter().enumerate() {
         if k % 2 == 0 {
@@ -165,7 +167,8 @@ pub fn pauc_replicates_on(
         return Err(MetricError::TooFewResamples(boot.resamples));
     }
     if labels.len() > MAX_SAMPLES {
-        // Slots do not fit the sorted columns' 31 bits: copy each resample instead.
+        // Slots do not fit the sorted columns' 31 bits: copy each resample instead (the same
+        // draws, along the same order).
         return resampled(columns, labels, boot, &|s: &[f64], y: &[f64]| {
             pauc(s, y, alpha, beta)
         });
@@ -218,11 +221,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn windows_threads_and_words_run_short_give_the_same_replicates() {
-        // 300 samples with ties, 41 resamples: one window on one thread, against windows of 1,
-        // 3 and 7 resamples on 1-3 threads, and windows whose words always run short (made
-        // again, longer, on the decoding thread).
-        let n = 300;
+    fn any_number_of_threads_gives_the_same_replicates() {
+        // 9000 samples with ties (blocks of both classes), 41 resamples, two columns and one:
+        // one thread against two, three and eight.
+        let n = 9000;
         let labels: Vec<f64> = (0..n)
             .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
             .collect();
@@ -237,25 +239,18 @@ mod tests {
             seed: 5,
             level: 0.9,
         };
-        let run = |threads, window, len| {
-            replicates_planned(&columns, &boot, (0.1, 0.6), Some((0.3, 0.7)), |_| {
-                WindowPlan {
-                    threads,
-                    window,
-                    len,
-                }
-            })
-            .unwrap()
+        let run = |columns: &[RankedColumn], threads| {
+            replicates_planned(columns, &boot, (0.1, 0.6), Some((0.3, 0.7)), |_| threads).unwrap()
         };
-        let one = run(1, 41, 41 * n + 4096);
+        let one = run(&columns, 1);
         assert_eq!(one.pauc.len(), 2);
         assert_eq!(one.two_way.len(), 2);
-        for (threads, window, len) in [(1, 1, n), (2, 3, 3 * n + 9), (3, 7, 7 * n), (2, 5, 1)] {
-            assert_eq!(
-                run(threads, window, len),
-                one,
-                "{threads} threads, windows of {window}, {len} words"
-            );
+        for threads in [2, 3, 8] {
+            assert_eq!(run(&columns, threads), one, "{threads} threads");
         }
+        // The first column alone draws the resamples it drew in the pair.
+        let alone = run(&columns[..1], 3);
+        assert_eq!(alone.pauc[0], one.pauc[0]);
+        assert_eq!(alone.two_way[0], one.two_way[0]);
     }
 }

@@ -7,7 +7,8 @@
 //!   interval `AUC +- z_{(1+level)/2} sqrt(Var)` clipped to `[0, 1]` (pROC's `ci.auc`,
 //!   `method = "delong"`), and the paired test of two scorers on the same samples,
 //!   `z = (A1 - A2) / sqrt(Var1 + Var2 - 2 Cov)` (pROC's `roc.test`, `method = "delong"`);
-//! - the stratified bootstrap: `B` resamples drawn with replacement within each class (seeded),
+//! - the stratified bootstrap: `B` resamples drawn with replacement within each class (seeded;
+//!   the draws are [`super::bootstrap::DRAW_SCHEME`], `super::draws`),
 //!   the interval from the resamples' quantiles (R's default type 7, as pROC's
 //!   `ci(..., method = "bootstrap")`), and the paired test of two scorers on the same resamples,
 //!   `D = (t1 - t2) / sd(t1_b - t2_b)` (pROC's `roc.test`, `method = "bootstrap"`).
@@ -15,16 +16,15 @@
 //! Any statistic of the scores works with the bootstrap (our pAUC over `[alpha, beta]`, the
 //! McClish pAUC, the two-way pAUC): [`bootstrap_interval`] and [`bootstrap_compare`] copy each
 //! resample and call the statistic on it, `O(B n log n)` for `B` resamples of `n` scores. Our
-//! pAUC has a path that sorts once and draws the same resamples as counts,
+//! pAUC has a path that sorts once and reads the same resamples as counts,
 //! [`super::bootstrap`], `O(n log n + B n)`, which `rankrisk metrics` uses; both paths end in
 //! [`interval_of_replicates`] and [`compare_replicates`].
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::auc::{MetricError, split_checked};
-use crate::math::order::ascending;
+use super::draws::DrawBuffers;
+use crate::math::order::{ascending, order_key};
 
 /// An estimate with a two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -214,15 +214,6 @@ impl Default for Bootstrap {
     }
 }
 
-/// The indices of one stratified resample: as many positives and negatives as the data has,
-/// each drawn with replacement from its own class (positives first, each draw
-/// `rng.random_range(0..class size)`; [`super::bootstrap`] draws the same).
-fn resample(rng: &mut StdRng, pos: &[usize], neg: &[usize], out: &mut Vec<usize>) {
-    out.clear();
-    out.extend((0..pos.len()).map(|_| pos[rng.random_range(0..pos.len())]));
-    out.extend((0..neg.len()).map(|_| neg[rng.random_range(0..neg.len())]));
-}
-
 /// An empty vector with room for `capacity` values, or [`MetricError::OutOfMemory`] naming
 /// `what` instead of aborting the process when that cannot be allocated.
 pub(crate) fn try_with_capacity<T>(
@@ -239,7 +230,10 @@ pub(crate) fn try_with_capacity<T>(
 }
 
 /// The statistic of each stratified resample, for every score column at once (so that paired
-/// comparisons see the same resamples).
+/// comparisons see the same resamples): each resample's counts drawn as
+/// [`super::bootstrap`] draws them (along the first column's rank order, descending score and
+/// ties by index), the resample copied (positives first, each sample as often as drawn, in
+/// slot order) and handed to `stat`.
 pub(crate) fn resampled<F>(
     columns: &[&[f64]],
     labels: &[f64],
@@ -255,23 +249,37 @@ where
     for c in columns {
         split_checked(c, labels)?;
     }
-    let pos: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] > 0.0).collect();
-    let neg: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] <= 0.0).collect();
-    let mut rng = StdRng::seed_from_u64(boot.seed);
-    let mut idx = Vec::with_capacity(labels.len());
-    let y: Vec<f64> = std::iter::repeat_n(1.0, pos.len())
-        .chain(std::iter::repeat_n(-1.0, neg.len()))
+    let Some(first) = columns.first() else {
+        return Ok(Vec::new());
+    };
+    // Each sample by slot: the k-th positive, then the k-th negative, in index order.
+    let (pos, neg): (Vec<usize>, Vec<usize>) = (0..labels.len()).partition(|&i| labels[i] > 0.0);
+    let by_slot: Vec<usize> = pos.iter().chain(&neg).copied().collect();
+    let classes = (pos.len(), neg.len());
+    // The first column's rank order of the slots.
+    let mut order: Vec<(u64, usize)> = by_slot
+        .iter()
+        .enumerate()
+        .map(|(slot, &i)| (!order_key(first[i]), slot))
+        .collect();
+    order.sort_unstable();
+    let y: Vec<f64> = std::iter::repeat_n(1.0, classes.0)
+        .chain(std::iter::repeat_n(-1.0, classes.1))
         .collect();
     let mut out = Vec::with_capacity(columns.len());
     for _ in columns {
         out.push(try_with_capacity(boot.resamples, "bootstrap replicates")?);
     }
-    let mut s = vec![0.0; labels.len()];
-    for _ in 0..boot.resamples {
-        resample(&mut rng, &pos, &neg, &mut idx);
+    let mut draws = DrawBuffers::default();
+    let mut counts = vec![0u32; labels.len()];
+    let mut s = Vec::with_capacity(labels.len());
+    for b in 0..boot.resamples {
+        let slots = order.iter().map(|&(_, slot)| slot);
+        draws.slot_counts(slots, (boot.seed, b), classes, &mut counts);
         for (c, col) in columns.iter().enumerate() {
-            for (k, &i) in idx.iter().enumerate() {
-                s[k] = col[i];
+            s.clear();
+            for (&i, &k) in by_slot.iter().zip(&counts) {
+                s.extend(std::iter::repeat_n(col[i], k as usize));
             }
             out[c].push(stat(&s, &y)?);
         }

@@ -17,8 +17,8 @@ pub mod conventions;
 mod draws;
 pub mod ranked;
 mod resample;
+mod tasks;
 mod threads;
-mod windows;
 
 pub use auc::{
     MetricError, RankRange, RocPoint, auc as roc_auc, pauc, pauc_roc_area, roc_curve, two_way_pauc,

@@ -92,10 +92,9 @@ impl KeptPairs {
     pub(crate) fn push(&mut self, pos: u64, neg: u64) -> bool {
         let tied = neg.min(self.kn - self.neg_kept);
         let (from, to) = (self.pos_seen.max(self.skip), self.pos_seen + pos);
-        if to > from {
-            let each = 2 * (self.kn - self.neg_kept - tied) + tied;
-            self.half_pairs += u128::from(to - from) * u128::from(each);
-        }
+        // Without a branch (the bootstrap pushes a group per sorted sample).
+        let each = 2 * (self.kn - self.neg_kept - tied) + tied;
+        self.half_pairs += u128::from(to.saturating_sub(from)) * u128::from(each);
         self.neg_kept += tied;
         self.pos_seen += pos;
         self.neg_kept < self.kn

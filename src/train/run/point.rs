@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 use rankrisk_datasets::ImageSource;
 use rankrisk_models::Scorer;
 
+use crate::metrics::bootstrap::DRAW_SCHEME;
 use crate::metrics::ci::Bootstrap;
 use crate::train::run::config::RunConfig;
 use crate::train::run::error::RunError;
@@ -138,6 +139,7 @@ impl<'a> Points<'a> {
             test_pauc: e.test_pauc,
             test_auc_ci: e.test_auc_ci,
             test_pauc_ci: e.test_pauc_ci,
+            test_pauc_ci_draws: e.test_pauc_ci.map(|_| DRAW_SCHEME.to_string()),
             val_two_way: e.val_two_way,
             test_two_way: e.test_two_way,
             seconds: st.train_seconds,

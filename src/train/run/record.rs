@@ -40,6 +40,11 @@ pub struct EpochMetrics {
     /// seeded by the run's seed), when there is a test set and resamples.
     #[serde(default)]
     pub test_pauc_ci: Option<[f64; 2]>,
+    /// The bootstrap draws that made `test_pauc_ci`
+    /// ([`crate::metrics::bootstrap::DRAW_SCHEME`]). None without an interval, and for rows
+    /// written before 2026-11-29, whose intervals came from draws in index order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_pauc_ci_draws: Option<String>,
     /// Validation two-way pAUC, TPR `>= tpr_min` and FPR `<= fpr_max` of the run (LibAUC's
     /// convention); None for multi-label runs and rows written before 2026-11-26.
     #[serde(default)]
@@ -202,7 +207,7 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
         "epoch,epochs_seen,train_loss,val_auc,val_pauc,test_auc,test_pauc,seconds,cpu_share,\
          candidate,active_m,active_n,gap_mean,gap_std,eta,theta,gamma_over_mu,eval_seconds,\
          checkpoint_seconds,test_auc_lower,test_auc_upper,test_pauc_lower,test_pauc_upper,step_ms,\
-         val_two_way,test_two_way"
+         val_two_way,test_two_way,test_pauc_ci_draws"
     )?;
     // A figure that does not apply (no test set, no AGD-SBCD diagnostics) is an empty field,
     // the CSV convention for a missing value, never `NaN`.
@@ -243,6 +248,7 @@ pub(crate) fn write_metrics(out: &Path, history: &[EpochMetrics]) -> std::io::Re
             format!("{:.2}", h.step_ms),
             num(h.val_two_way),
             num(h.test_two_way),
+            h.test_pauc_ci_draws.clone().unwrap_or_default(),
         ];
         writeln!(csv, "{}", cells.join(","))?;
     }
@@ -320,6 +326,7 @@ mod tests {
             test_pauc: 0.8,
             test_auc_ci: None,
             test_pauc_ci: None,
+            test_pauc_ci_draws: None,
             val_two_way,
             test_two_way: None,
             seconds: 1.0,
