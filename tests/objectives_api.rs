@@ -450,6 +450,13 @@ fn the_agd_sbcd_state_round_trips_through_its_record() {
         .with_j(4)
         .with_seed(2);
     let mut sbcd = cfg.init(&labels).unwrap();
+    // The name before 0.2.0 still builds the same objective (deprecated, naming the new one).
+    #[allow(deprecated)]
+    let old = rankrisk::train::deep_sbcd::DeepSbcdConfig::new(0.05, 0.5)
+        .with_i(4)
+        .with_j(4)
+        .with_seed(2);
+    assert_eq!(old.init(&labels).unwrap().state(), sbcd.state());
     let scores: Vec<f64> = (0..40).map(|i| (i as f64 * 0.71).cos()).collect();
     sbcd.init_duals(&scores).unwrap();
     let record =

@@ -31,6 +31,14 @@ pub use crate::train::sbcd_model::BurnModel;
 use crate::train::sbcd_model::has_buffers;
 use crate::train::state_record::State;
 
+/// The deep AGD-SBCD's config before 0.2.0, now core's [`AgdSbcdConfig`] (its `new(alpha,
+/// beta)` has section 6.1's deep settings; `init` comes from [`DeepSbcdInit`]).
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed: use rankrisk::pauc::agd::AgdSbcdConfig (in the prelude), with DeepSbcdInit's init"
+)]
+pub type DeepSbcdConfig = AgdSbcdConfig;
+
 /// Burn's `init` for [`AgdSbcdConfig`] (the core crate's, one config for the linear and the
 /// deep form; `new(alpha, beta)` gives section 6.1's deep settings): deep AGD-SBCD for a Burn
 /// model. `AgdSbcdConfig::new(alpha, beta).with_c(0.1).init(&labels)?`, with this trait in
