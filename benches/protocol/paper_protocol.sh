@@ -9,6 +9,9 @@
 #   mb    SGD, lr / sqrt(t) (Kar et al. 2014)                  rates 0.1 0.3 1
 #   sbcd  AGD-SBCD's own steps, T_k = 50 (k+1)^2, mu 1e3       c 0.01 0.1 1 at gamma 1e3,
 #         / (N+ N-); then gamma {0.1, 2} x 1e3 at the chosen c (the paper's three values)
+# and the field's best at the same budget, selection and decay, each at its defaults (Adam
+# 1e-3, the rate divided by 10 after epoch 5; METHODS="sota-s staco pauci upauci"):
+#   sota-s staco pauci upauci                                  rate 1e-3
 #
 #   bash benches/protocol/paper_protocol.sh [OUT] [DATASETS] [SEEDS] [METHODS]
 #
@@ -37,7 +40,8 @@ mkdir -p "$out/bin"
 # The recipe flags and the rate grid of each method.
 recipe() {
     case "$1" in
-        ce | aucm) echo "--method $1 --lr-schedule step --decay-epochs 5" ;;
+        ce | aucm | sota-s | staco | pauci | upauci)
+            echo "--method $1 --lr-schedule step --decay-epochs 5" ;;
         mb) echo "--method mb --lr-schedule inverse-sqrt" ;;
         sbcd) echo "--method sbcd" ;;
         *) echo "paper_protocol: unknown method $1" >&2; exit 2 ;;
@@ -49,6 +53,7 @@ rates() {
         aucm) echo "0.01 0.1 1" ;;
         mb) echo "0.1 0.3 1" ;;
         sbcd) echo "0.01 0.1 1" ;;
+        sota-s | staco | pauci | upauci) echo "1e-3" ;;
     esac
 }
 

@@ -23,7 +23,9 @@ import statistics
 PAPER_CIFAR10_LT = {"ce": "0.9337 (0.0043)", "aucm": "0.9016 (0.0137)",
                     "mb": "0.9323 (0.0055)", "sbcd": "0.9408 (0.0084)"}
 NAMES = {"ce": "CE (Adam, /10 after epoch 5)", "aucm": "AUC-M (PESG, /10 after epoch 5)",
-         "mb": "MB (SGD, lr/sqrt(t))", "sbcd": "AGD-SBCD"}
+         "mb": "MB (SGD, lr/sqrt(t))", "sbcd": "AGD-SBCD",
+         "sota-s": "SOTA-s (Adam, /10 after epoch 5)", "staco": "STACO (Adam, /10 after epoch 5)",
+         "pauci": "PAUCI (Adam, /10 after epoch 5)", "upauci": "UPAUCI (Adam, /10 after epoch 5)"}
 
 
 def finished(out):
