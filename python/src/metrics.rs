@@ -9,8 +9,9 @@ use rankrisk_core::metrics::auc::{MetricError, pauc as core_pauc, roc_curve as c
 use rankrisk_core::metrics::bootstrap::{
     DRAW_SCHEME, bootstrap_pauc_compare, bootstrap_pauc_interval,
 };
-use rankrisk_core::metrics::ci::{Bootstrap, DeLong, PairedTest, Placements};
+use rankrisk_core::metrics::ci::{Bootstrap, DeLong, PairedTest};
 use rankrisk_core::metrics::conventions::{libauc_two_way_pauc, mcclish_pauc};
+use rankrisk_core::metrics::ranked::RankedColumn;
 
 use crate::arrays::{labels, scores};
 
@@ -134,7 +135,7 @@ pub fn delong_test(
     let b = scores(score_b, "score_b")?;
     let (a, b) = (a.as_slice(), b.as_slice());
     let t = py
-        .detach(|| Placements::new(a, &y)?.compare(&Placements::new(b, &y)?))
+        .detach(|| RankedColumn::new(a, &y)?.delong_test(&RankedColumn::new(b, &y)?))
         .map_err(value_error)?;
     Ok(test_tuple(t))
 }

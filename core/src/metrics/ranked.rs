@@ -11,7 +11,7 @@
 //! floating-point steps are taken in the same order (`tests/metrics.rs` holds them to it).
 
 use super::auc::{CreditSum, MetricError, RankRange, checked_positives, normalized};
-use super::ci::{DeLong, Placements, try_with_capacity};
+use super::ci::{DeLong, PairedTest, Placements, try_with_capacity};
 use super::conventions::libauc_kept;
 use super::threads;
 use crate::math::order::order_key;
@@ -189,6 +189,66 @@ impl RankedColumn {
             auc,
             variance: per(s10, np) + per(s01, nn),
         }
+    }
+
+    /// DeLong's paired test of this column's AUC against `other`'s on the same samples,
+    /// `z = (A1 - A2) / sqrt(Var1 + Var2 - 2 Cov)` (pROC's `roc.test`, `method = "delong"`), as
+    /// [`Placements::compare`] gives it to rounding, with one column's components by sample
+    /// instead of both: `Cov` is summed over this column's tied groups, each group's component
+    /// against the sum of `other`'s components over its members (read by slot), so the
+    /// components written at random places are `other`'s alone, and this column's are never
+    /// stored.
+    ///
+    /// # Errors
+    /// [`MetricError::LengthMismatch`] for columns of other samples;
+    /// [`MetricError::OutOfMemory`] when `other`'s components cannot be allocated.
+    pub fn delong_test(&self, other: &RankedColumn) -> Result<PairedTest, MetricError> {
+        let (np, nn) = (self.positives, self.negatives);
+        if (other.positives, other.negatives) != (np, nn) {
+            return Err(MetricError::LengthMismatch {
+                scores: np + nn,
+                labels: other.positives + other.negatives,
+            });
+        }
+        let (a, b) = (self.delong(), other.delong());
+        let (v10, v01) = other.components(|_, _, _, _| {})?;
+        let (fnp, fnn) = (np as f64, nn as f64);
+        let (mut c10, mut c01) = (0.0, 0.0);
+        let (mut tp, mut fp, mut start) = (0u64, 0u64, 0);
+        for (k, &e) in self.order.iter().enumerate() {
+            if e & LAST == 0 {
+                continue;
+            }
+            let group = &self.order[start..=k];
+            start = k + 1;
+            let (mut gp, mut gn, mut s10, mut s01) = (0u64, 0u64, 0.0, 0.0);
+            for &e in group {
+                let slot = (e & !LAST) as usize;
+                if slot < np {
+                    gp += 1;
+                    s10 += v10[slot] - b.auc;
+                } else {
+                    gn += 1;
+                    s01 += v01[slot - np] - b.auc;
+                }
+            }
+            let below = nn as u64 - fp - gn;
+            c10 += ((below as f64 + 0.5 * gn as f64) / fnn - a.auc) * s10;
+            c01 += ((tp as f64 + 0.5 * gp as f64) / fnp - a.auc) * s01;
+            tp += gp;
+            fp += gn;
+        }
+        // Sample covariances (denominator n - 1; 0 for a single sample), over N+ and N-.
+        let per = |c: f64, n: usize| {
+            if n < 2 {
+                0.0
+            } else {
+                c / (n - 1) as f64 / n as f64
+            }
+        };
+        let cov = per(c10, np) + per(c01, nn);
+        let std_error = (a.variance + b.variance - 2.0 * cov).max(0.0).sqrt();
+        Ok(PairedTest::from_difference(a.auc - b.auc, std_error))
     }
 
     /// [`Self::delong`] with DeLong's per-sample components, for paired tests.
