@@ -212,30 +212,34 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
         });
         estimates.push(f.pauc);
     }
-    // The bootstrap draws each resample along its first column's rank order, so that one
-    // column's interval is the one it has alone (and in Python), whatever other columns the
-    // file holds: bootstrap `a` runs on columns `a..`, giving column `a`'s intervals and the
-    // paired tests of `a` against every later column (the resamples they share).
-    let mut boot_out = Vec::new();
+    // The bootstrap draws each resample along its first column's rank order. One bootstrap
+    // of every column at once, along the file's first column, gives the paired tests (every
+    // pair on the same resamples) and the first column's intervals; every other column's
+    // intervals come from a bootstrap of that column alone (one pass per resample, which stops
+    // early), so that a column's interval is the one it has alone and from Python, whatever
+    // other columns the file holds.
+    let mut joint = None;
     if args.resamples > 0 {
         let two_way = Some((args.min_tpr, max_fpr));
-        for a in 0..ranked.len() {
-            let b = replicates(
-                &ranked[a..],
-                &boot,
-                (alpha, beta),
-                two_way,
-                bootstrap_threads(),
-            )
-            .map_err(m)?;
-            let r = &mut reports[a];
+        let run = |columns: &[RankedColumn]| {
+            replicates(columns, &boot, (alpha, beta), two_way, bootstrap_threads()).map_err(m)
+        };
+        let all = run(&ranked)?;
+        for (c, r) in reports.iter_mut().enumerate() {
+            let alone;
+            let b = if c == 0 {
+                &all
+            } else {
+                alone = run(&ranked[c..=c])?;
+                &alone
+            };
             r.pauc = interval_of_replicates(r.pauc.estimate, b.pauc[0].clone(), args.level)
                 .map_err(m)?;
             r.two_way_pauc =
                 interval_of_replicates(r.two_way_pauc.estimate, b.two_way[0].clone(), args.level)
                     .map_err(m)?;
-            boot_out.push(b.pauc);
         }
+        joint = Some(all.pauc);
     }
     for a in 0..names.len() {
         for b in a + 1..names.len() {
@@ -246,8 +250,8 @@ pub fn report(args: &MetricsArgs) -> Result<MetricsReport, String> {
                 // By column a's tied groups and b's components: no column keeps its
                 // components (ten columns of 10^7 rows would hold 800 MB of them).
                 auc: ranked[a].delong_test(&ranked[b]).map_err(m)?,
-                pauc: match boot_out.get(a) {
-                    Some(r) => compare_replicates(difference, &r[0], &r[b - a]),
+                pauc: match &joint {
+                    Some(r) => compare_replicates(difference, &r[a], &r[b]),
                     None => PairedTest {
                         difference,
                         std_error: f64::NAN,
