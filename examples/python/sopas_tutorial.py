@@ -9,8 +9,8 @@ every batch positive, ``pAUC_DRO_Loss`` (one-way pAUC by KL-DRO over the negativ
 divided by 10 at one third and two thirds of the run, the test pAUC (FPR <= 0.3) after every
 epoch. What changes at a CPU budget: ResNet-20 (1 channel) on Fashion-MNIST-LT with shirts
 positive (the split rankrisk's runs use, written by ``export_split``) instead of ResNet-18 on
-CIFAR-10 at imratio 0.2, 12 epochs with the decays after epochs 4 and 8 instead of 60 with
-decays at 20 and 40, and a validation set that picks the epoch reported (the tutorial reports the
+CIFAR-10 at imratio 0.2, 6 epochs with the decays after epochs 2 and 4 instead of 60 with
+decays at 20 and 40 (about 14 CPU-minutes a run on one thread), and a validation set that picks the epoch reported (the tutorial reports the
 best test epoch; both are printed).
 
     cargo run --release --example export_split -- --data fashion-mnist --positive 6 \\
