@@ -105,6 +105,16 @@ impl KeptPairs {
     }
 }
 
+/// A sum of squares or products over `n` samples as a sample (co)variance of their mean:
+/// divided by `n - 1` and by `n` (0 for a single sample).
+fn per_sample(sum: f64, n: u64) -> f64 {
+    if n < 2 {
+        0.0
+    } else {
+        sum / (n - 1) as f64 / n as f64
+    }
+}
+
 impl RankedColumn {
     /// Sort `scores` (labels > 0 positive).
     ///
@@ -169,25 +179,15 @@ impl RankedColumn {
         let (mut s10, mut s01) = (0.0, 0.0);
         let (mut tp, mut fp) = (0u64, 0u64);
         self.for_each_group(|gp, gn| {
-            let below = nn - fp - gn;
-            let v10 = (below as f64 + 0.5 * gn as f64) / fnn;
-            let v01 = (tp as f64 + 0.5 * gp as f64) / fnp;
+            let (v10, v01) = self.placement_values(gp, gn, tp, fp);
             s10 += gp as f64 * (v10 - auc) * (v10 - auc);
             s01 += gn as f64 * (v01 - auc) * (v01 - auc);
             tp += gp;
             fp += gn;
         });
-        // Sample variances (denominator n - 1; 0 for a single sample), over N+ and N-.
-        let per = |s: f64, n: u64| {
-            if n < 2 {
-                0.0
-            } else {
-                s / (n - 1) as f64 / n as f64
-            }
-        };
         DeLong {
             auc,
-            variance: per(s10, np) + per(s01, nn),
+            variance: per_sample(s10, np) + per_sample(s01, nn),
         }
     }
 
@@ -212,41 +212,22 @@ impl RankedColumn {
         }
         let (a, b) = (self.delong(), other.delong());
         let (v10, v01) = other.components(|_, _, _, _| {})?;
-        let (fnp, fnn) = (np as f64, nn as f64);
         let (mut c10, mut c01) = (0.0, 0.0);
-        let (mut tp, mut fp, mut start) = (0u64, 0u64, 0);
-        for (k, &e) in self.order.iter().enumerate() {
-            if e & LAST == 0 {
-                continue;
-            }
-            let group = &self.order[start..=k];
-            start = k + 1;
-            let (mut gp, mut gn, mut s10, mut s01) = (0u64, 0u64, 0.0, 0.0);
+        self.for_each_group_members(|group, gp, gn, tp, fp| {
+            let (mut s10, mut s01) = (0.0, 0.0);
             for &e in group {
                 let slot = (e & !LAST) as usize;
                 if slot < np {
-                    gp += 1;
                     s10 += v10[slot] - b.auc;
                 } else {
-                    gn += 1;
                     s01 += v01[slot - np] - b.auc;
                 }
             }
-            let below = nn as u64 - fp - gn;
-            c10 += ((below as f64 + 0.5 * gn as f64) / fnn - a.auc) * s10;
-            c01 += ((tp as f64 + 0.5 * gp as f64) / fnp - a.auc) * s01;
-            tp += gp;
-            fp += gn;
-        }
-        // Sample covariances (denominator n - 1; 0 for a single sample), over N+ and N-.
-        let per = |c: f64, n: usize| {
-            if n < 2 {
-                0.0
-            } else {
-                c / (n - 1) as f64 / n as f64
-            }
-        };
-        let cov = per(c10, np) + per(c01, nn);
+            let (a10, a01) = self.placement_values(gp, gn, tp, fp);
+            c10 += (a10 - a.auc) * s10;
+            c01 += (a01 - a.auc) * s01;
+        });
+        let cov = per_sample(c10, np as u64) + per_sample(c01, nn as u64);
         let std_error = (a.variance + b.variance - 2.0 * cov).max(0.0).sqrt();
         Ok(PairedTest::from_difference(a.auc - b.auc, std_error))
     }
@@ -295,34 +276,51 @@ impl RankedColumn {
         v10.resize(np, 0.0);
         let mut v01 = try_with_capacity(nn, "DeLong components")?;
         v01.resize(nn, 0.0);
-        let (fnn, fnp) = (nn as f64, np as f64);
-        let (mut tp, mut fp) = (0u64, 0u64);
-        let mut start = 0;
+        self.for_each_group_members(|group, gp, gn, tp, fp| {
+            let (g10, g01) = self.placement_values(gp, gn, tp, fp);
+            for &e in group {
+                let slot = (e & !LAST) as usize;
+                if slot < np {
+                    v10[slot] = g10;
+                } else {
+                    v01[slot - np] = g01;
+                }
+            }
+            each(gp, gn, tp, fp);
+        });
+        Ok((v10, v01))
+    }
+
+    /// Each group of tied scores, in descending order of score: `f(members, gp, gn, tp, fp)`
+    /// with its entries of `order` (flag bit included), its positives and negatives, and the
+    /// positives and negatives scored above it.
+    fn for_each_group_members(&self, mut f: impl FnMut(&[u32], u64, u64, u64, u64)) {
+        let np = self.positives as u32;
+        let (mut tp, mut fp, mut start) = (0u64, 0u64, 0);
         for (k, &e) in self.order.iter().enumerate() {
             if e & LAST == 0 {
                 continue;
             }
             let group = &self.order[start..=k];
             start = k + 1;
-            let gn = group
-                .iter()
-                .filter(|&&e| (e & !LAST) as usize >= np)
-                .count() as u64;
+            let gn = group.iter().filter(|&&e| e & !LAST >= np).count() as u64;
             let gp = group.len() as u64 - gn;
-            let below = nn as u64 - fp - gn;
-            for &e in group {
-                let slot = (e & !LAST) as usize;
-                if slot < np {
-                    v10[slot] = (below as f64 + 0.5 * gn as f64) / fnn;
-                } else {
-                    v01[slot - np] = (tp as f64 + 0.5 * gp as f64) / fnp;
-                }
-            }
-            each(gp, gn, tp, fp);
+            f(group, gp, gn, tp, fp);
             tp += gp;
             fp += gn;
         }
-        Ok((v10, v01))
+    }
+
+    /// DeLong's placement values of a group of `gp` positives and `gn` negatives below `tp`
+    /// positives and `fp` negatives: `(V10, V01)`, the value of each of its positives and of
+    /// each of its negatives.
+    fn placement_values(&self, gp: u64, gn: u64, tp: u64, fp: u64) -> (f64, f64) {
+        let (np, nn) = (self.positives as u64, self.negatives as u64);
+        let below = nn - fp - gn;
+        (
+            (below as f64 + 0.5 * gn as f64) / nn as f64,
+            (tp as f64 + 0.5 * gp as f64) / np as f64,
+        )
     }
 
     /// Every figure of the column in one pass over its groups.
