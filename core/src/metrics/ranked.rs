@@ -399,6 +399,41 @@ impl Placements {
     }
 }
 
+/// What a resample's walk feeds, group by group: our pAUC's credit sum and, when asked,
+/// LibAUC's two-way pairs, each until it can no longer change.
+pub(crate) struct GroupSink<'a> {
+    sum: &'a mut CreditSum,
+    two: Option<&'a mut KeptPairs>,
+    pauc_open: bool,
+    two_open: bool,
+}
+
+impl<'a> GroupSink<'a> {
+    pub(crate) fn new(sum: &'a mut CreditSum, two: Option<&'a mut KeptPairs>) -> Self {
+        let two_open = two.is_some();
+        GroupSink {
+            sum,
+            two,
+            pauc_open: true,
+            two_open,
+        }
+    }
+
+    /// Add the next group, `pos` drawn positives and `neg` drawn negatives, to each statistic
+    /// still open (a group with nothing drawn changes nothing, and is pushed without a branch
+    /// on it: about a third of a resample's one-sample groups). False once neither is open.
+    #[inline]
+    pub(crate) fn push(&mut self, pos: u64, neg: u64) -> bool {
+        if self.pauc_open {
+            self.pauc_open = self.sum.push(pos, neg);
+        }
+        if let Some(t) = self.two.as_deref_mut().filter(|_| self.two_open) {
+            self.two_open = t.push(pos, neg);
+        }
+        self.pauc_open || self.two_open
+    }
+}
+
 /// One resample's walk down a sorted column: our pAUC's credit sum and, when asked, LibAUC's
 /// two-way pAUC, fed each group's counts of drawn positives and negatives; the walk stops once
 /// neither can change.
@@ -407,11 +442,9 @@ pub(crate) fn walk<C: Copy + Default + Into<u64>>(
     order: &[u32],
     counts: &[C],
     positives: usize,
-    sum: &mut CreditSum,
-    mut two: Option<&mut KeptPairs>,
+    sink: &mut GroupSink<'_>,
 ) {
     const CHUNK: usize = 2048;
-    let (mut pauc_open, mut two_open) = (true, two.is_some());
     // The group's draws, and its draws of negatives (without a branch on the class, which
     // alternates unpredictably along the sorted column).
     let (mut all, mut neg) = (0u64, 0u64);
@@ -427,16 +460,8 @@ pub(crate) fn walk<C: Copy + Default + Into<u64>>(
             all += c;
             neg += c & 0u64.wrapping_sub(u64::from((e & !LAST) as usize >= positives));
             if e & LAST != 0 {
-                if all > 0 {
-                    if pauc_open {
-                        pauc_open = sum.push(all - neg, neg);
-                    }
-                    if let Some(t) = two.as_deref_mut().filter(|_| two_open) {
-                        two_open = t.push(all - neg, neg);
-                    }
-                    if !pauc_open && !two_open {
-                        break 'walk;
-                    }
+                if !sink.push(all - neg, neg) {
+                    break 'walk;
                 }
                 (all, neg) = (0, 0);
             }

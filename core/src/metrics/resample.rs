@@ -11,7 +11,7 @@
 use super::auc::{CreditSum, MetricError, RankRange, normalized};
 use super::ci::try_with_capacity;
 use super::draws::{Cursor, DrawBuffers};
-use super::ranked::{KeptPairs, LAST, RankedColumn, walk};
+use super::ranked::{GroupSink, KeptPairs, LAST, RankedColumn, walk};
 
 /// The statistics a resample is evaluated for: our pAUC over a rank range and, when asked,
 /// LibAUC's two-way pAUC with the samples it keeps.
@@ -99,27 +99,13 @@ impl Columns<'_> {
         };
         let (mut sum, mut two) = fresh();
         let mut cursors = scratch.draws.cursors(self.seed, b, self.classes);
-        if rest.is_empty() {
-            walk_drawn::<false>(
-                &first.order,
-                positives,
-                &mut cursors,
-                &mut sum,
-                two.as_mut(),
-                &mut [],
-            );
-            scratch.draws.keep(cursors);
-            push(sum, two);
-            return;
-        }
-        let wide = walk_drawn::<true>(
-            &first.order,
-            positives,
-            &mut cursors,
-            &mut sum,
-            two.as_mut(),
-            &mut scratch.by_slot,
-        );
+        let mut sink = GroupSink::new(&mut sum, two.as_mut());
+        let wide = if rest.is_empty() {
+            walk_drawn::<false>(&first.order, positives, &mut cursors, &mut sink, &mut [])
+        } else {
+            let by_slot = &mut scratch.by_slot;
+            walk_drawn::<true>(&first.order, positives, &mut cursors, &mut sink, by_slot)
+        };
         scratch.draws.keep(cursors);
         push(sum, two);
         if wide {
@@ -133,22 +119,11 @@ impl Columns<'_> {
         }
         for column in rest {
             let (mut sum, mut two) = fresh();
+            let mut sink = GroupSink::new(&mut sum, two.as_mut());
             if wide {
-                walk(
-                    &column.order,
-                    &scratch.wide,
-                    positives,
-                    &mut sum,
-                    two.as_mut(),
-                );
+                walk(&column.order, &scratch.wide, positives, &mut sink);
             } else {
-                walk(
-                    &column.order,
-                    &scratch.by_slot,
-                    positives,
-                    &mut sum,
-                    two.as_mut(),
-                );
+                walk(&column.order, &scratch.by_slot, positives, &mut sink);
             }
             push(sum, two);
         }
@@ -165,12 +140,10 @@ fn walk_drawn<const RECORD: bool>(
     order: &[u32],
     positives: usize,
     [pos, neg]: &mut [Cursor; 2],
-    sum: &mut CreditSum,
-    mut two: Option<&mut KeptPairs>,
+    sink: &mut GroupSink<'_>,
     by_slot: &mut [u8],
 ) -> bool {
     let mut wide = false;
-    let (mut pauc_open, mut two_open) = (true, two.is_some());
     let p = positives as u32;
     let (mut all, mut negs) = (0u64, 0u64);
     for &e in order {
@@ -193,15 +166,7 @@ fn walk_drawn<const RECORD: bool>(
         all += c;
         negs += c & 0u64.wrapping_sub(u64::from(is_neg));
         if e & LAST != 0 {
-            // A group with no sample drawn is pushed too: it changes nothing, and a branch on
-            // it (about a third of the groups of one sample) would be mispredicted.
-            if pauc_open {
-                pauc_open = sum.push(all - negs, negs);
-            }
-            if let Some(t) = two.as_deref_mut().filter(|_| two_open) {
-                two_open = t.push(all - negs, negs);
-            }
-            if !RECORD && !pauc_open && !two_open {
+            if !sink.push(all - negs, negs) && !RECORD {
                 return false;
             }
             (all, negs) = (0, 0);
@@ -243,7 +208,12 @@ mod tests {
             let counts = both.slot_counts(&column.order, 11, b, classes).to_vec();
             let mut sum = CreditSum::new(range);
             let mut two = kept.map(|k| KeptPairs::new(classes.0, k));
-            walk(&column.order, &counts, classes.0, &mut sum, two.as_mut());
+            walk(
+                &column.order,
+                &counts,
+                classes.0,
+                &mut GroupSink::new(&mut sum, two.as_mut()),
+            );
             out.clear();
             out.push(normalized(sum.total(), classes.0, range));
             out.push(two.map_or(f64::NAN, |t| t.value()));
