@@ -87,7 +87,9 @@ for spec in $datasets; do
         for lr in $(rates "$m"); do run "$name" "$data" "$pos" "$first" "$m" "$lr"; done
     done
     if [[ " $methods " == *" sbcd "* ]]; then
+        # The chosen c at gamma 1e3 (once the gamma runs exist the choice names one of them).
         c=$("${table[@]}" --choose "$name" --method sbcd)
+        c="${c%%,*}"
         for g in 100 2000; do run "$name" "$data" "$pos" "$first" sbcd "$c" "$g"; done
     fi
     # The other seeds at each method's choice.
