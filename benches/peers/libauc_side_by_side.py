@@ -169,7 +169,7 @@ CE_HPARAMS = {"loss": "BCEWithLogitsLoss", "opt": {"name": "torch.optim.Adam", "
 # ---------------------------------------------------------------------------- data
 def normalization(task):
     """(mean, std) of the data set a split's task label names (Fashion-MNIST for smoke splits)."""
-    name = (task or "fashion-mnist").split("-LT")[0]
+    name = (task or "fashion-mnist").split("-LT")[0].split("-first-")[0]
     if name not in NORMALIZATION:
         raise ValueError(f"task {task!r}: no normalization for {name!r} "
                          f"(known: {', '.join(NORMALIZATION)})")
@@ -531,6 +531,14 @@ def run_method(method, args, sets, stream, spp, device, versions, sampler_info):
             rec_e["train_seconds_so_far"] = train_s
             epochs.append(rec_e)
             epoch_losses = []
+            # LibAUC's step decay (its tutorials' `if epoch in decay_epochs:
+            # optimizer.update_lr(decay_factor=10)`), after a whole pass only.
+            if not rec_e["partial"] and k in args.decay_epochs:
+                if hasattr(opt, "update_lr"):
+                    opt.update_lr(decay_factor=args.decay_factor)
+                else:
+                    for group in opt.param_groups:
+                        group["lr"] /= args.decay_factor
             print(f"  [{method}] epoch {k} step {t + 1}/{steps}: loss {rec_e['mean_train_loss']:.4f} "
                   f"val AUC {fmt(rec_e['val_auc'])} pAUC {fmt(rec_e['val_pauc'])} | "
                   f"test AUC {fmt(rec_e['test_auc'])} pAUC {fmt(rec_e['test_pauc'])}",
@@ -552,6 +560,8 @@ def run_method(method, args, sets, stream, spp, device, versions, sampler_info):
         "hparams": rec,
         "sigmoid_before_loss": sigmoid,
         "batch": args.batch,
+        "decay_epochs": sorted(args.decay_epochs),
+        "decay_factor": args.decay_factor,
         "seed": args.seed,
         "alpha": args.alpha,
         "beta": args.beta,
@@ -594,6 +604,10 @@ def main():
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--epochs", type=int, default=2, help="passes of ceil(n_train/batch) steps")
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--decay-epochs", default="",
+                    help="comma list: after each of these passes the rate is divided by "
+                         "--decay-factor (LibAUC's update_lr; torch's Adam by its param groups)")
+    ap.add_argument("--decay-factor", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="out/peers/libauc")
@@ -630,6 +644,20 @@ def main():
         return 2
     if not (0.0 <= args.alpha < args.beta <= 1.0):
         print("need 0 <= alpha < beta <= 1", file=sys.stderr)
+        return 2
+    try:
+        args.decay_epochs = {int(e) for e in args.decay_epochs.split(",") if e.strip()}
+    except ValueError:
+        print(f"--decay-epochs {args.decay_epochs!r}: a comma list of pass numbers",
+              file=sys.stderr)
+        return 2
+    late = sorted(e for e in args.decay_epochs if not 1 <= e < args.epochs)
+    if late:
+        print(f"--decay-epochs {late}: each must be a pass before the last (1..{args.epochs - 1})",
+              file=sys.stderr)
+        return 2
+    if not args.decay_factor > 0:
+        print(f"--decay-factor {args.decay_factor}: must be positive", file=sys.stderr)
         return 2
 
     t0 = time.perf_counter()
