@@ -8,14 +8,15 @@ PRINTED is what `rankrisk train` (the built-in default) printed on stdout. RESUL
 | test pAUC [95% CI] | ..."): the first is the whole table of one machine, each further one the
 image rows another CPU's kernel set printed. Exit status 1, naming the row, when:
 - the printed table's rows are not the first table's rows (the same data and methods, in order);
-- a tabular row's AUC or pAUC (with their intervals) differs from the first table's: the
-  tabular solvers run in f64 on the CPU with no run-time kernel choice, so every machine prints
-  the same digits.
+- a tabular row's AUC or pAUC (or an interval end) differs from the first table's by more
+  than one unit of the fourth decimal: the tabular solvers run in f64 on the CPU, and the
+  machines measured so far print the same digits.
 The image rows (ResNet-20 on the Fashion-MNIST-LT slice) are reported as matching one of the
 recorded kernel sets (their AUC and pAUC estimates) or none: gemm picks its micro-kernels at run time from the CPU, and the
 sums' order moves a one-pass, one-seed run in its third digit (RESULTS says by how much), so
 an unrecorded CPU is not a failure.
 """
+import re
 import sys
 
 HEADER = "| data | method | test AUC [95% CI] | test pAUC [95% CI] |"
@@ -45,6 +46,15 @@ def estimates(cells):
     return None if cells is None else tuple(c.split(" [")[0] for c in cells)
 
 
+def close(cells, recorded):
+    """Every number of the AUC and pAUC cells (estimates and interval ends) within one unit of
+    the fourth decimal of the recorded one: a last-digit rounding flip on another CPU's f64
+    sums (faer picks its SIMD width at run time) is not a failure, any larger move is."""
+    got = [float(x) for c in cells for x in re.findall(r"-?\d+\.\d+", c)]
+    want = [float(x) for c in recorded for x in re.findall(r"-?\d+\.\d+", c)]
+    return len(got) == len(want) and all(abs(a - b) <= 1.5e-4 for a, b in zip(got, want))
+
+
 def section(text, title):
     start = text.index(title)
     end = text.find("\n## ", start + len(title))
@@ -71,7 +81,7 @@ def main():
         )
     failed = False
     for (key, value), (_, recorded) in zip(got, whole):
-        if not key[0].startswith(IMAGE) and value != recorded:
+        if not key[0].startswith(IMAGE) and not close(value, recorded):
             print(f"first command: {key[0]} / {key[1]} printed {value}, {results_path} has {recorded}")
             failed = True
     image = {k: v for k, v in got if k[0].startswith(IMAGE)}
@@ -82,7 +92,7 @@ def main():
     ]
     print(
         f"first command: {len(got)} rows, the {len(got) - len(image)} tabular rows "
-        f"{'differ (above)' if failed else 'as recorded'}; the {len(image)} image rows "
+        f"{'differ (above)' if failed else 'as recorded (to 1e-4)'}; the {len(image)} image rows "
         + (
             f"match recorded kernel set {matches[0]}"
             if matches
