@@ -12,9 +12,9 @@ image rows another CPU's kernel set printed. Exit status 1, naming the row, when
   than one unit of the fourth decimal: the tabular solvers run in f64 on the CPU, and the
   machines measured so far print the same digits.
 The image rows (ResNet-20 on the Fashion-MNIST-LT slice) are reported as matching one of the
-recorded kernel sets (their AUC and pAUC estimates) or none: gemm picks its micro-kernels at run time from the CPU, and the
-sums' order moves a one-pass, one-seed run in its third digit (RESULTS says by how much), so
-an unrecorded CPU is not a failure.
+recorded kernel sets (their AUC and pAUC estimates) or none: gemm picks its micro-kernels at
+run time from the CPU, and the sums' order moves a one-pass, one-seed run in its third digit
+(RESULTS says by how much), so an unrecorded CPU is not a failure.
 """
 import re
 import sys
@@ -84,11 +84,11 @@ def main():
         if not key[0].startswith(IMAGE) and not close(value, recorded):
             print(f"first command: {key[0]} / {key[1]} printed {value}, {results_path} has {recorded}")
             failed = True
-    image = {k: v for k, v in got if k[0].startswith(IMAGE)}
+    image = {k: estimates(v) for k, v in got if k[0].startswith(IMAGE)}
     matches = [
         i + 1
-        for i, table in enumerate(reference)
-        if image and all(estimates(dict(table).get(k)) == estimates(v) for k, v in image.items())
+        for i, table in enumerate(map(dict, reference))
+        if image and all(estimates(table.get(k)) == v for k, v in image.items())
     ]
     print(
         f"first command: {len(got)} rows, the {len(got) - len(image)} tabular rows "
@@ -97,7 +97,7 @@ def main():
             f"match recorded kernel set {matches[0]}"
             if matches
             else "match no recorded kernel set (another CPU's kernels): "
-            + "; ".join(f"{k[1]} {' / '.join(estimates(v))}" for k, v in image.items())
+            + "; ".join(f"{k[1]} {' / '.join(v)}" for k, v in image.items())
         )
     )
     sys.exit(1 if failed else 0)
