@@ -6,13 +6,12 @@
 # built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
-# own (RANKRISK_TORCH_VENV, default target/python-torch-venv) with torch from PyPI (with its
-# CUDA libraries: 5.3 GB, 3 min 45 s on this project's machine) and LibAUC 2.0.1 without its
-# dependencies (importing its losses needs tqdm, scipy and scikit-learn, not torchvision, pandas
-# or the rest of its list): when they do not install within
-# RANKRISK_TORCH_INSTALL_S seconds (default 480) the tests are skipped with a message, so that
-# a slow mirror cannot make CI run out of time. Without the variable they are skipped (a user's
-# test run downloads no torch).
+# own (RANKRISK_TORCH_VENV, default target/python-torch-venv) made by python/torch_venv.sh: torch
+# from PyPI (with its CUDA libraries: 5.3 GB, 3 min 45 s on this project's machine), LibAUC
+# 2.0.1 without its dependencies. When they do not install within RANKRISK_TORCH_INSTALL_S
+# seconds (default 480) the tests are skipped with a message, so that a slow mirror cannot make
+# CI run out of time. Without the variable they are skipped (a user's test run downloads no
+# torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"
@@ -47,14 +46,11 @@ RANKRISK_CLI="$(realpath -m "$cli")" "$py" -m pytest -q python/tests
 
 if [ "${RANKRISK_TORCH_TESTS:-0}" = 1 ]; then
     tvenv="${RANKRISK_TORCH_VENV:-target/python-torch-venv}"
-    [ -x "$tvenv/bin/python" ] || python3 -m venv "$tvenv"
-    tpy="$(cd "$tvenv" && pwd)/bin/python"
     start=$(date +%s)
-    if timeout "${RANKRISK_TORCH_INSTALL_S:-480}" bash -c '
-        "$1" -m pip install -q --disable-pip-version-check torch "maturin>=1.16,<2" "numpy>=1.21" \
-            pytest tqdm scipy "scikit-learn>=1.2" &&
-        "$1" -m pip install -q --disable-pip-version-check --no-deps libauc==2.0.1' _ "$tpy"; then
+    # (CI may have started the same install in the background: this call waits for its lock.)
+    if timeout "${RANKRISK_TORCH_INSTALL_S:-480}" bash python/torch_venv.sh "$tvenv"; then
         echo "python/test.sh: torch and LibAUC installed in $(( $(date +%s) - start )) s"
+        tpy="$(cd "$tvenv" && pwd)/bin/python"
         install_wheel "$tpy"
         # The metrics' tests again, for their torch tensors (skipped without torch above).
         RANKRISK_CLI="$(realpath -m "$cli")" "$tpy" -m pytest -q python/tests/test_torch.py \

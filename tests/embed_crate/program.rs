@@ -1,10 +1,10 @@
 //! A Burn program of its own, outside rankrisk's repository, that embeds SOPA (rankrisk's
 //! one-way pAUC objective): an MLP on a tabular CSV (label in the last column) trained with
 //! `SopaConfig` + `forward` + a Burn optimizer; SOPA's state saved as a Burn record, loaded
-//! into a fresh SOPA, and training continued. `tests/embed_crate.rs` builds and runs it as a
-//! crate that depends on rankrisk by path.
-//!
-//! `cargo run --release -- train.csv`
+//! into a fresh SOPA, and training continued. In this repository it is the example
+//! `embed_sopa` (`cargo run --release --example embed_sopa -- TRAIN.csv`), which
+//! `tests/embed_crate.rs` runs; in a crate of your own with the README's `[dependencies]`,
+//! `cargo run --release -- TRAIN.csv`.
 
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ fn train(
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let csv = std::env::args()
         .nth(1)
-        .ok_or("usage: embed_demo TRAIN.csv")?;
+        .ok_or("usage: embed_sopa TRAIN.csv (a CSV with the 0/1 label in its last column)")?;
     let (mut table, _) = read_table(csv.as_ref(), None, None, LabelColumn::Last, Labels::Binary)?;
     table.standardize();
     let device = autodiff_device(BackendKind::Flex)?;
