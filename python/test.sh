@@ -6,11 +6,11 @@
 # built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
-# own (RANKRISK_TORCH_VENV, default target/python-torch-venv) made by python/torch_venv.sh: torch
-# from PyPI (with its CUDA libraries: 5.3 GB, 3 min 45 s on this project's machine), LibAUC
-# 2.0.1 without its dependencies. When they do not install within RANKRISK_TORCH_INSTALL_S
-# seconds (default 480) the tests are skipped with a message, so that a slow mirror cannot make
-# CI run out of time. Without the variable they are skipped (a user's test run downloads no
+# own (RANKRISK_TORCH_VENV, default target/python-torch-venv) made by python/torch_venv.sh:
+# torch from PyPI (with its CUDA libraries: 5.3 GB, 3 min 45 s to 8 min 33 s on this project's
+# machine), LibAUC 2.0.1 without its dependencies. When they do not install within
+# RANKRISK_TORCH_INSTALL_S seconds (default 480) the tests are skipped with a message, so that a
+# slow mirror cannot make CI run out of time. Without the variable they are skipped (a user's test run downloads no
 # torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."

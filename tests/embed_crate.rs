@@ -15,6 +15,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "common/cargo_tree.rs"]
+mod cargo_tree;
+use cargo_tree::cargo_tree;
+
 /// The `burn = { ... }` entry of the workspace's dependencies, verbatim, so that the crate
 /// asks for the same features (another feature set would rebuild Burn).
 fn burn_entry(manifest: &str) -> String {
@@ -68,28 +72,11 @@ fn the_embedding_program_trains_saves_sopa_reloads_it_and_continues() {
 /// Burn's tree (burn-*, cubecl-*) as `cargo tree --offline` resolves it for this machine with
 /// the normal and build dependencies: each crate and version with its features.
 fn burn_tree(manifest: &Path, args: &[&str]) -> BTreeMap<String, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal,build",
-            "--prefix",
-            "none",
-        ])
-        .args(["--format", "{p}|{f}", "--manifest-path"])
-        .arg(manifest)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo tree of {}:\n{}",
-        manifest.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let manifest = manifest.to_str().unwrap();
+    let mut all = vec!["-e", "normal,build", "--format", "{p}|{f}"];
+    all.extend(["--manifest-path", manifest]);
+    all.extend(args);
+    cargo_tree(&all)
         .lines()
         .filter(|line| line.starts_with("burn") || line.starts_with("cubecl"))
         .map(|line| {

@@ -11,7 +11,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+#[path = "common/cargo_tree.rs"]
+mod cargo_tree;
+use cargo_tree::cargo_tree;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -343,23 +346,6 @@ fn no_function_in_src_train_over_80_lines() {
     let body = "    let x = 1;\n".repeat(81);
     let text = format!("pub(crate) fn big() {{\n{body}}}\nfn small() {{}}\n");
     assert_eq!(long_functions(&text, 80), vec![("big".to_string(), 83)]);
-}
-
-/// The lines `cargo tree --offline --prefix none` prints for `args` (edge kinds, format and
-/// selection), run in the workspace.
-fn cargo_tree(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "--prefix", "none"])
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `cargo tree` of the given selection: one `name version features` line per package.
