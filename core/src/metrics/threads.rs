@@ -6,7 +6,8 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
-use rayon::slice::ParallelSliceMut;
+use rayon::iter::{IndexedParallelIterator, ParallelIterator};
+use rayon::slice::{ParallelSlice, ParallelSliceMut};
 
 /// The threads the bootstrap evaluates its resamples on: `RAYON_NUM_THREADS` when it is set to
 /// a positive number (the knob of the CPU kernels' pool, read by
@@ -54,4 +55,50 @@ pub(crate) fn sort_unstable_by<T: Send>(
 /// `v.sort_unstable()` of integer keys, on the metrics' pool for a large `v`.
 pub(crate) fn sort_unstable<T: Ord + Send>(v: &mut [T]) {
     sort_unstable_by(v, T::cmp);
+}
+
+/// `f(k, chunk)` on each `size`-element chunk of `v` (the last may be shorter), on the metrics'
+/// pool for a large `v`; the results in chunk order, whatever the threads.
+pub(crate) fn map_chunks<T: Sync, R: Send>(
+    v: &[T],
+    size: usize,
+    f: impl Fn(usize, &[T]) -> R + Sync + Send,
+) -> Vec<R> {
+    match pool().filter(|p| v.len() >= PARALLEL_FROM && p.current_num_threads() > 1) {
+        Some(p) => p.install(|| {
+            v.par_chunks(size)
+                .enumerate()
+                .map(|(k, c)| f(k, c))
+                .collect()
+        }),
+        None => v.chunks(size).enumerate().map(|(k, c)| f(k, c)).collect(),
+    }
+}
+
+/// `f(k, chunk)` on each `size`-element chunk of `v` (the last may be shorter), on the metrics'
+/// pool for a large `v`.
+pub(crate) fn for_each_chunk_mut<T: Send>(
+    v: &mut [T],
+    size: usize,
+    f: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
+    match pool().filter(|p| v.len() >= PARALLEL_FROM && p.current_num_threads() > 1) {
+        Some(p) => p.install(|| {
+            v.par_chunks_mut(size)
+                .enumerate()
+                .for_each(|(k, c)| f(k, c))
+        }),
+        None => v.chunks_mut(size).enumerate().for_each(|(k, c)| f(k, c)),
+    }
+}
+
+/// `(f(), g())`, side by side on the metrics' pool when it has more than one thread.
+pub(crate) fn join<A: Send, B: Send>(
+    f: impl FnOnce() -> A + Send,
+    g: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    match pool().filter(|p| p.current_num_threads() > 1) {
+        Some(p) => p.install(|| rayon::join(f, g)),
+        None => (f(), g()),
+    }
 }
