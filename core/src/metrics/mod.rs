@@ -15,6 +15,7 @@ pub mod bootstrap;
 pub mod ci;
 pub mod conventions;
 mod draws;
+mod paired;
 pub mod ranked;
 mod resample;
 mod tasks;
