@@ -1,11 +1,12 @@
-//! Issue 70: `RankedColumn::delong_test` (the paired DeLong test by one column's tied groups,
-//! the other column's components by sample) gives `Placements::compare`'s test to rounding.
+//! Issue 70: `RankedColumn::delong_test` (the paired DeLong test summed bucket by bucket of
+//! sample indices, as the variance of the components' differences) gives `Placements::compare`'s
+//! test to rounding, and exactly 0 spread for a column against itself.
 
 use rankrisk_core::metrics::MetricError;
 use rankrisk_core::metrics::ranked::RankedColumn;
 
 #[test]
-fn the_paired_test_by_groups_is_the_one_by_components() {
+fn the_paired_test_by_buckets_is_the_one_by_components() {
     // Ties in both columns, both classes in groups, 2000 samples; and one column against
     // itself (no difference, no spread).
     let n = 2000;

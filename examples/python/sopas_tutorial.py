@@ -159,9 +159,6 @@ def train(args):
         sampler = DualSampler(train_set, batch_size=args.batch, sampling_rate=0.5,
                               random_seed=args.seed)
 
-        def batch_loss(data, targets, index):
-            return loss_fn(torch.sigmoid(model(data)).reshape(-1), targets, index)
-
         def clamp(params):
             pass  # SOPAs clamps each gradient element to +-2 itself
 
@@ -178,9 +175,6 @@ def train(args):
         sampler = DualSampler(train_set.targets, batch_size=args.batch, sampling_rate=0.5,
                               seed=args.seed)
 
-        def batch_loss(data, targets, index):
-            return loss_fn(torch.sigmoid(model(data)).reshape(-1), targets, index)
-
         def clamp(params):
             torch.nn.utils.clip_grad_value_(params, 2.0)  # what LibAUC's SOPAs does inside
 
@@ -188,6 +182,9 @@ def train(args):
             for group in optimizer.param_groups:
                 group["lr"] /= 10
     # ---------------------------------------------------------------------------------------
+    if args.library != "ce":
+        def batch_loss(data, targets, index):  # the tutorial's loss, on sigmoid outputs
+            return loss_fn(torch.sigmoid(model(data)).reshape(-1), targets, index)
 
     loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch, sampler=sampler)
     val, test = sets["val"], sets["test"]

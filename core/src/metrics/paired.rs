@@ -61,12 +61,11 @@ impl RankedColumn {
         // order.
         let difference = a.auc - b.auc;
         let squares = |packed: &[u64], theirs: &[f64], count: f64| -> f64 {
-            let mask = (1u64 << bits) - 1;
             threads::map_chunks(packed, 1 << bits, |k, bucket| {
                 let theirs = &theirs[k << bits..];
                 bucket.iter().fold(0.0, |sum, &p| {
-                    let ours = (p >> bits) as f64 * 0.5 / count;
-                    let d = ours - theirs[(p & mask) as usize] - difference;
+                    let (at, ours) = unpack(p, bits, count);
+                    let d = ours - theirs[at] - difference;
                     sum + d * d
                 })
             })
@@ -78,7 +77,7 @@ impl RankedColumn {
             squares(&packed[np..], &v01, np as f64),
         );
         let std_error = (per_sample(s10, np as u64) + per_sample(s01, nn as u64)).sqrt();
-        Ok(PairedTest::from_difference(a.auc - b.auc, std_error))
+        Ok(PairedTest::from_difference(difference, std_error))
     }
 
     /// [`Self::delong`] with DeLong's per-sample components, for paired tests.
@@ -120,10 +119,10 @@ impl RankedColumn {
         let values = |packed: &[u64], len: usize, count: f64| {
             let mut v = try_with_capacity(len, "DeLong components")?;
             v.resize(len, 0.0);
-            let mask = (1u64 << bits) - 1;
             threads::for_each_chunk_mut(&mut v, 1 << bits, |k, stretch: &mut [f64]| {
                 for &p in &packed[k << bits..(k << bits) + stretch.len()] {
-                    stretch[(p & mask) as usize] = (p >> bits) as f64 * 0.5 / count;
+                    let (at, value) = unpack(p, bits, count);
+                    stretch[at] = value;
                 }
             });
             Ok::<_, MetricError>(v)
@@ -178,6 +177,17 @@ impl RankedColumn {
         });
         Ok(packed)
     }
+}
+
+/// An entry of [`RankedColumn::partition`]: its index within its bucket, and its placement
+/// value (its half-units over `count`, the other class's size), the same float as
+/// `placement_values` gives its group.
+#[inline]
+fn unpack(p: u64, bits: u32, count: f64) -> (usize, f64) {
+    (
+        (p & ((1u64 << bits) - 1)) as usize,
+        (p >> bits) as f64 * 0.5 / count,
+    )
 }
 
 #[cfg(test)]
