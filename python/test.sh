@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests, as CI runs them (the README's test command calls this): a venv
 # (RANKRISK_PY_VENV, default target/python-venv), a wheel file built from this checkout by
-# maturin and installed from the file as a machine without Rust installs it, then pytest on
+# maturin (python/wheel.sh) and installed from the file as a machine without Rust installs it, then pytest on
 # python/tests. The comparison with the command line uses the release binary the cargo tests
 # built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
@@ -15,24 +15,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+# The venv and the wheel file (python/wheel.sh: waits for a build CI started in the background).
+bash python/wheel.sh
 py="$(cd "$venv" && pwd)/bin/python"
-"$py" -m pip install -q --disable-pip-version-check "maturin>=1.16,<2" "numpy>=1.21" pytest \
-    "scikit-learn>=1.2"
-# The extension's own target folder, so that a Burn build's is not touched, made absolute:
-# maturin runs cargo inside python/, where a relative one would land in python/python/.
 pytarget="$(realpath -m "${RANKRISK_PY_TARGET:-python/target}")"
-start=$(date +%s)
-# The wheel file, once, by the venv's maturin into RANKRISK_WHEELS (default $pytarget/wheels):
-# abi3 (CPython 3.9 and later), so the same file installs into both venvs, and tagged with the
-# oldest manylinux its symbols allow (maturin audits the library: manylinux_2_34 on Debian 12),
-# so it installs on any such Linux machine without a Rust toolchain.
 wheels="$(realpath -m "${RANKRISK_WHEELS:-$pytarget/wheels}")"
-rm -f "$wheels"/rankrisk-*.whl
-PATH="$(dirname "$py"):$PATH" CARGO_TARGET_DIR="$pytarget" "$(dirname "$py")/maturin" build -q \
-    --release --out "$wheels" --interpreter "$py" -m python/Cargo.toml
 wheel="$(ls "$wheels"/rankrisk-*.whl)"
-echo "python/test.sh: $(basename "$wheel") built in $(( $(date +%s) - start )) s"
 # Installed as a user without Rust installs it: binaries only (pip may not build anything),
 # with no cargo on the PATH.
 install_wheel() {
