@@ -11,9 +11,9 @@
 # tagged with the oldest manylinux its symbols allow (maturin audits the library:
 # manylinux_2_34 on Debian 12), so it installs on any such Linux machine without Rust.
 #
-# Idempotent, and safe to start twice: the build holds $RANKRISK_PY_TARGET/wheel.lock, so CI can
-# start it in the background while the tests build (issue 70: off CI's critical path), and
-# python/test.sh's own call waits for it, finds cargo's work done and packs the file again.
+# Idempotent, and safe to start twice: the build holds $RANKRISK_PY_TARGET/wheel.lock, so a
+# second call (python/test.sh's, after a build started in the background) waits for the first,
+# finds cargo's work done and packs the file again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"
