@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests, as CI runs them (the README's test command calls this): a venv
 # (RANKRISK_PY_VENV, default target/python-venv), a wheel file built from this checkout by
-# maturin (python/wheel.sh) and installed from the file as a machine without Rust installs it, then pytest on
-# python/tests. The comparison with the command line uses the release binary the cargo tests
+# maturin (python/wheel.sh) and installed from the file as a machine without Rust installs
+# it, then pytest on python/tests. The comparison with the command line uses the release binary the cargo tests
 # built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"
-# The venv and the wheel file (python/wheel.sh: waits for a build CI started in the background).
+# The venv and the wheel file (python/wheel.sh; a build already under way is waited for).
 bash python/wheel.sh
 py="$(cd "$venv" && pwd)/bin/python"
 pytarget="$(realpath -m "${RANKRISK_PY_TARGET:-python/target}")"
