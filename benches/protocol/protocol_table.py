@@ -51,9 +51,13 @@ def records(out, digest=None, update=False):
     new = {k: v for k, v in finished(out).items() if k not in rec}
     rec.update(new)
     if digest and (new or update):
-        with open(digest, "w") as f:
+        # A whole new file renamed over the old one: a sweep running beside this one reads
+        # either digest, never a half-written one (paper_protocol.sh holds a lock around it).
+        tmp = f"{digest}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
             json.dump(dict(sorted(rec.items())), f, indent=1)
             f.write("\n")
+        os.replace(tmp, digest)
     return rec
 
 
