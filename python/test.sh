@@ -2,8 +2,8 @@
 # The Python package's tests, as CI runs them (the README's test command calls this): a venv
 # (RANKRISK_PY_VENV, default target/python-venv), a wheel file built from this checkout by
 # maturin (python/wheel.sh) and installed from the file as a machine without Rust installs
-# it, then pytest on python/tests. The comparison with the command line uses the release binary the cargo tests
-# built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
+# it, then pytest on python/tests. The comparison with the command line uses the release
+# binary the cargo tests built (RANKRISK_CLI, default ${CARGO_TARGET_DIR:-target}/release/rankrisk).
 #
 # With RANKRISK_TORCH_TESTS=1 (CI sets it) the PyTorch losses' tests run too, in a venv of their
 # own (RANKRISK_TORCH_VENV, default target/python-torch-venv) made by python/torch_venv.sh:

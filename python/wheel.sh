@@ -12,8 +12,7 @@
 # manylinux_2_34 on Debian 12), so it installs on any such Linux machine without Rust.
 #
 # Idempotent, and safe to start twice: the build holds $RANKRISK_PY_TARGET/wheel.lock, so a
-# second call (python/test.sh's, after a build started in the background) waits for the first,
-# finds cargo's work done and packs the file again.
+# second call waits for the first, finds cargo's work done and packs the file again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${RANKRISK_PY_VENV:-target/python-venv}"

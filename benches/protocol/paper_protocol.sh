@@ -76,8 +76,8 @@ run() {
     [ -f "$dir/checkpoint/state.cbor" ] && resume=(--resume)
     echo "== $key $(date +%H:%M:%S)"
     # shellcheck disable=SC2046
-    RAYON_NUM_THREADS="$threads" "$out/bin/cifar_lt" --data "$data" --positive "$pos" --seed "$seed" \
-        --epochs 10 --batch 32 $(recipe "$m") --lr "$lr" "${extra[@]}" \
+    RAYON_NUM_THREADS="$threads" "$out/bin/cifar_lt" --data "$data" --positive "$pos" \
+        --seed "$seed" --epochs 10 --batch 32 $(recipe "$m") --lr "$lr" "${extra[@]}" \
         --adam-epsilon "$eps" --bootstrap 0 --quiet --out "$dir" "${resume[@]}"
     [ -z "$digest" ] || "${table[@]}" --update >/dev/null
 }
